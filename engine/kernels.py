@@ -1,0 +1,565 @@
+"""Numba kernels over one game state (``grid``, ``info``; see ``layout.py``).
+
+The state is incremental: every empty cell keeps the sum and length of the tile runs
+just before and after it on each axis, and the largest value that still fits. A
+placement merges the two runs on each axis with one add and updates only the two cells
+just past the ends of the merged line, so nothing rescans the board.
+
+All kernels mutate their arguments in place and never allocate, so search can copy a
+state into scratch arrays and play on.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from . import rules
+from .layout import (
+    BAG_POS, BD_DOUBLE, BD_IN7, BD_PAIRS, BD_PER_AXIS, BD_RUN_DOWN, BD_RUN_UP, BD_SET,
+    BD_SUM24, BD_SUM7, BREAKDOWN, CAP, CAP_COUNT, CELL_OF_PAD, CURRENT, DEAL, FRONTIER,
+    HAND, HAND_MASK, HAND_SIZE, IS_DOUBLE_TIME, LAST_ACTION, LAST_POINTS, LEN_SHIFT,
+    MAX_CAP, NUM_PLAYERS, OCCUPIED, ON_BOARD, OVER, PAD_OF_CELL, RUN_AFTER, RUN_BEFORE,
+    SCORE, SHOWN, SHOWN_THIS_TURN, SUM_MASK, TEAM, TIMEOUT, TURN, VAL,
+)
+
+_LINE_CAP = rules.LINE_CAP
+_NUM_TILES = rules.NUM_TILES
+_MAX_VALUE = rules.MAX_VALUE
+_PASS = rules.PASS_ACTION
+_SHOW_BASE = rules.SHOW_BASE
+_NUM_TEAM_ACTIONS = rules.NUM_TEAM_ACTIONS
+_SUM7, _SUM24, _IN7, _PAIR = (rules.SUM7_MINUTES, rules.SUM24_MINUTES,
+                              rules.SEVEN_TILES_BONUS, rules.BONUS_24_7)
+RUN_POINTS = np.array([rules.RUN_MINUTES.get(k, 0) for k in range(8)], dtype=np.int64)
+SET_POINTS = np.array([rules.SET_MINUTES.get(k, 0) for k in range(8)], dtype=np.int64)
+
+# Bit tables over hand masks (bit v = value v held, v = 1..10).
+_MASKS = range(1 << (_MAX_VALUE + 1))
+POPCOUNT = np.array([bin(m).count("1") for m in _MASKS], dtype=np.int64)
+LOWEST_VALUE = np.array([(m & -m).bit_length() - 1 if m else 99 for m in _MASKS], dtype=np.int64)
+# Values 1..c as a mask, for a cell capacity c in 0..10.
+FITS_MASK = np.array([((1 << (c + 1)) - 1) & ~1 for c in range(MAX_CAP + 1)], dtype=np.int64)
+
+# De Bruijn table: index of the lowest set bit of a 64-bit word.
+_DEBRUIJN = 0x03F79D71B4CB0A89
+_DEBRUIJN_SIGNED = _DEBRUIJN  # fits in int64
+DEBRUIJN_INDEX = np.zeros(64, dtype=np.int64)
+for _i in range(64):
+    DEBRUIJN_INDEX[((_DEBRUIJN << _i) & (2**64 - 1)) >> 58] = _i
+
+_ON_BOARD = np.int64(ON_BOARD)
+
+# Kernels that take state arrays and allocate nothing are compiled without numba's
+# reference counting (NRT): its incref/decref calls around inlined helpers survive
+# numba's pruning pass in larger kernels and cost about half the run time.
+kernel = njit(cache=True, _nrt=False)
+
+
+@njit(inline="always", cache=True)
+def lowest_bit_index(x):
+    """Index of the lowest set bit of a non-zero int64 bitboard."""
+    low = x & -x
+    return DEBRUIJN_INDEX[((low * _DEBRUIJN_SIGNED) >> 58) & 63]
+
+
+@njit(inline="always", cache=True)
+def _bit(p):
+    return np.int64(1) << p
+
+
+# --- random numbers: splitmix64, one stream per game ------------------------------------
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+
+
+@njit(inline="always", cache=True)
+def rng_next(state):
+    """Advance a splitmix64 state; return (new_state, 64 random bits)."""
+    state = state + _GOLDEN
+    z = state
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return state, z ^ (z >> np.uint64(31))
+
+
+@njit(inline="always", cache=True)
+def rng_below(state, n):
+    """Advance the state; return (new_state, a uniform int in [0, n)) for 0 < n < 2**32."""
+    state, z = rng_next(state)
+    return state, np.int64(((z >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
+
+
+@kernel
+def shuffle_deal(seed, out):
+    """Write a uniformly shuffled set of the 40 tiles into `out`, from an int seed."""
+    state = np.uint64(seed)
+    for i in range(_NUM_TILES):
+        out[i] = i // 4 + 1
+    for i in range(_NUM_TILES - 1, 0, -1):
+        state, j = rng_below(state, i + 1)
+        t = out[i]
+        out[i] = out[j]
+        out[j] = t
+
+
+# --- setting up ------------------------------------------------------------------------
+@kernel
+def reset(grid, info, deal, num_players, team):
+    """Set up a new game from an explicit deal (40 values in draw order)."""
+    grid[:, :] = 0
+    info[:] = 0
+    info[NUM_PLAYERS] = num_players
+    info[TEAM] = team
+    info[LAST_ACTION] = -1
+    for i in range(_NUM_TILES):
+        info[DEAL + i] = deal[i]
+    hand = 6 if num_players == 2 else 5
+    pos = 1 + 3  # item 0 is the start tile, items 1-3 are removed
+    for seat in range(num_players):
+        for _ in range(hand):
+            _add_to_hand(info, seat, info[DEAL + pos])
+            pos += 1
+    info[BAG_POS] = pos
+    # Every cell starts able to take any value; the border sinks are never read.
+    for p in range(grid.shape[0]):
+        grid[p, CAP] = MAX_CAP
+    _put_tile(grid, info, PAD_OF_CELL[rules.START_CELL], info[DEAL])
+
+
+@njit(inline="always", cache=True)
+def _add_to_hand(info, seat, v):
+    info[HAND + seat * 11 + v] += 1
+    info[HAND_MASK + seat] |= np.int64(1) << v
+    info[HAND_SIZE + seat] += 1
+
+
+@njit(inline="always", cache=True)
+def _remove_from_hand(info, seat, v):
+    k = HAND + seat * 11 + v
+    info[k] -= 1
+    info[HAND_SIZE + seat] -= 1
+    if info[k] == 0:
+        info[HAND_MASK + seat] &= ~(np.int64(1) << v)
+        if info[SHOWN + seat] == v:  # the shown tile has left the hand
+            info[SHOWN + seat] = 0
+
+
+# --- putting a tile on the board ------------------------------------------------------------
+@njit(inline="always", cache=True)
+def _update_end(grid, info, e, other, line_sum):
+    """Cell `e` lies just past an end of a line now summing to `line_sum`: lower its
+    capacity, and if it is on the board it joins the frontier (if not already in).
+
+    Written without branches: numba cannot drop the array reference counting of an
+    inlined helper whose last array use is spread over several branches (~2x slower)."""
+    on = (_ON_BOARD >> e) & 1
+    old = grid[e, CAP]
+    cap = min(old, max(0, _LINE_CAP - line_sum - (grid[e, other] & SUM_MASK)))
+    front = info[FRONTIER]
+    was_in = (front >> e) & 1
+    info[CAP_COUNT + old] -= on & was_in  # a new frontier cell was not counted yet
+    info[CAP_COUNT + cap] += on
+    info[FRONTIER] = front | (on << e)
+    info[TIMEOUT] |= (on & (cap == 0)) << e
+    grid[e, CAP] = cap
+
+
+@njit(inline="always", cache=True)
+def _merge_axis(grid, info, p, v, step, before, after):
+    """Merge the runs on both sides of `p` with the new tile; update both ends.
+    Returns the merged line packed as sum | length << 8."""
+    left = grid[p, before]
+    right = grid[p, after]
+    merged = left + right + v + (1 << LEN_SHIFT)
+    line_sum = merged & SUM_MASK
+    e1 = p - step * ((left >> LEN_SHIFT) + 1)
+    e2 = p + step * ((right >> LEN_SHIFT) + 1)
+    grid[e1, after] = merged
+    grid[e2, before] = merged
+    _update_end(grid, info, e1, before, line_sum)
+    _update_end(grid, info, e2, after, line_sum)
+    return merged
+
+
+@njit(inline="always", cache=True)
+def _put_tile(grid, info, p, v):
+    """Put value v on empty frontier cell p and update the incremental state.
+    Returns the four merged lines (row, col, diag, anti)."""
+    grid[p, VAL] = v
+    bit = _bit(p)
+    info[OCCUPIED] |= bit
+    if (info[FRONTIER] >> p) & 1:
+        info[FRONTIER] &= ~bit
+        info[CAP_COUNT + grid[p, CAP]] -= 1
+    m0 = _merge_axis(grid, info, p, v, 1, RUN_BEFORE, RUN_AFTER)
+    m1 = _merge_axis(grid, info, p, v, 8, RUN_BEFORE + 2, RUN_AFTER + 2)
+    m2 = _merge_axis(grid, info, p, v, 9, RUN_BEFORE + 4, RUN_AFTER + 4)
+    m3 = _merge_axis(grid, info, p, v, 7, RUN_BEFORE + 6, RUN_AFTER + 6)
+    return m0, m1, m2, m3
+
+
+# --- scoring -----------------------------------------------------------------------------
+@njit(inline="always", cache=True)
+def _stretch(grid, p, v, step, left_delta, right_delta):
+    """Length of the maximal stretch through p where each step to the left changes the
+    value by left_delta and each step to the right by right_delta (0 = equal values)."""
+    k = 1
+    q = p - step
+    prev = v
+    while True:
+        w = grid[q, VAL]
+        if w == 0 or w != prev + left_delta:
+            break
+        k += 1
+        prev = w
+        q -= step
+    q = p + step
+    prev = v
+    while True:
+        w = grid[q, VAL]
+        if w == 0 or w != prev + right_delta:
+            break
+        k += 1
+        prev = w
+        q += step
+    return k
+
+
+@njit(inline="always", cache=True)
+def _score_axis(grid, info, p, v, step, merged, axis):
+    """Minutes of one axis (before Double Time); records the breakdown.
+    Returns (minutes, is_24, is_7)."""
+    line_sum = merged & SUM_MASK
+    length = merged >> LEN_SHIFT
+    bd = BREAKDOWN + axis * BD_PER_AXIS
+    is7 = 1 if (line_sum == 7 and length >= 2) else 0
+    is24 = 1 if line_sum == _LINE_CAP else 0
+    in7 = 1 if (is24 == 1 and length == 7) else 0
+    info[bd + BD_SUM7] = is7
+    info[bd + BD_SUM24] = is24
+    info[bd + BD_IN7] = in7
+    minutes = is7 * _SUM7 + is24 * _SUM24 + in7 * _IN7
+    up = 0
+    down = 0
+    same = 0
+    if length >= 3:
+        a = grid[p - step, VAL]
+        b = grid[p + step, VAL]
+        # walk only when a neighbour could extend a run or set (rare)
+        if (a != 0 and a == v - 1) or b == v + 1:
+            up = _stretch(grid, p, v, step, -1, 1)
+            if up < 3:
+                up = 0
+        if a == v + 1 or (b != 0 and b == v - 1):
+            down = _stretch(grid, p, v, step, 1, -1)
+            if down < 3:
+                down = 0
+        if a == v or b == v:
+            same = _stretch(grid, p, v, step, 0, 0)
+            if same < 3:
+                same = 0
+        minutes += RUN_POINTS[up] + RUN_POINTS[down] + SET_POINTS[same]
+    info[bd + BD_RUN_UP] = up
+    info[bd + BD_RUN_DOWN] = down
+    info[bd + BD_SET] = same
+    return minutes, is24, is7
+
+
+@njit(inline="always", cache=True)
+def _score(grid, info, p, v, m0, m1, m2, m3):
+    """Minutes of placing v on p, the four merged lines given; fills the breakdown."""
+    s0, a0, b0 = _score_axis(grid, info, p, v, 1, m0, 0)
+    s1, a1, b1 = _score_axis(grid, info, p, v, 8, m1, 1)
+    s2, a2, b2 = _score_axis(grid, info, p, v, 9, m2, 2)
+    s3, a3, b3 = _score_axis(grid, info, p, v, 7, m3, 3)
+    pairs = (a0 + a1 + a2 + a3) * (b0 + b1 + b2 + b3)
+    total = s0 + s1 + s2 + s3 + pairs * _PAIR
+    info[BD_PAIRS] = pairs
+    double = IS_DOUBLE_TIME[p] if total > 0 else 0
+    info[BD_DOUBLE] = double
+    return total << double
+
+
+# --- whole moves ----------------------------------------------------------------------------
+@njit(inline="always", cache=True)
+def max_open_capacity(info):
+    """The largest value that fits on some open cell (0 when none)."""
+    for c in range(MAX_CAP, 0, -1):
+        if info[CAP_COUNT + c] > 0:
+            return c
+    return 0
+
+
+@njit(inline="always", cache=True)
+def can_place(info, seat, max_cap):
+    return LOWEST_VALUE[info[HAND_MASK + seat]] <= max_cap
+
+
+@njit(inline="always", cache=True)
+def _end_turn(info):
+    """Advance to the next seat; the game is over once no seat can place."""
+    n = info[NUM_PLAYERS]
+    info[TURN] += 1
+    info[SHOWN_THIS_TURN] = 0
+    cur = info[CURRENT] + 1
+    info[CURRENT] = 0 if cur == n else cur
+    max_cap = max_open_capacity(info)
+    over = 1
+    for seat in range(n):
+        if can_place(info, seat, max_cap):
+            over = 0
+            break
+    info[OVER] = over
+
+
+@njit(inline="always", cache=True)
+def place(grid, info, p, v):
+    """The mover places v on padded cell p (assumed legal). Returns the minutes."""
+    seat = info[CURRENT]
+    m0, m1, m2, m3 = _put_tile(grid, info, p, v)
+    points = _score(grid, info, p, v, m0, m1, m2, m3)
+    info[SCORE + seat] += points
+    info[LAST_POINTS] = points
+    _remove_from_hand(info, seat, v)
+    pos = info[BAG_POS]
+    if pos < _NUM_TILES:
+        _add_to_hand(info, seat, info[DEAL + pos])
+        info[BAG_POS] = pos + 1
+    _end_turn(info)
+    return points
+
+
+@njit(inline="always", cache=True)
+def pass_turn(info):
+    info[LAST_POINTS] = 0
+    _end_turn(info)
+
+
+@kernel
+def apply_action(grid, info, action):
+    """Apply a legal action id (placement, pass or team show). Returns the minutes."""
+    info[LAST_ACTION] = action
+    if action < _PASS:
+        cell = action // _MAX_VALUE
+        return place(grid, info, PAD_OF_CELL[cell], action % _MAX_VALUE + 1)
+    if action == _PASS:
+        pass_turn(info)
+        return 0
+    # team variant: show a tile to the partner; the same seat still has to place
+    info[SHOWN + info[CURRENT]] = action - _SHOW_BASE + 1
+    info[SHOWN_THIS_TURN] = 1
+    info[LAST_POINTS] = 0
+    return 0
+
+
+# --- legality -----------------------------------------------------------------------------
+@njit(inline="always", cache=True)
+def open_cells(info):
+    return info[FRONTIER] & ~info[TIMEOUT]
+
+
+@njit(inline="always", cache=True)
+def mover_can_place(info):
+    return can_place(info, info[CURRENT], max_open_capacity(info))
+
+
+@kernel
+def is_legal(grid, info, action):
+    """Whether `action` (any int) is legal for the seat to move."""
+    if info[OVER] == 1 or action < 0:
+        return False
+    seat = info[CURRENT]
+    if action < _PASS:
+        cell = action // _MAX_VALUE
+        v = action % _MAX_VALUE + 1
+        p = PAD_OF_CELL[cell]
+        return (info[HAND + seat * 11 + v] > 0 and (open_cells(info) >> p) & 1 == 1
+                and grid[p, CAP] >= v)
+    if action == _PASS:
+        return not mover_can_place(info)
+    if action < _NUM_TEAM_ACTIONS:
+        v = action - _SHOW_BASE + 1
+        return (info[TEAM] == 1 and info[SHOWN_THIS_TURN] == 0 and info[HAND + seat * 11 + v] > 0
+                and info[SHOWN + seat] != v and mover_can_place(info))
+    return False
+
+
+@kernel
+def legal_placements(grid, info, out):
+    """Write the mover's legal placement ids, sorted, into `out`; return how many."""
+    if info[OVER] == 1:
+        return 0
+    mask = info[HAND_MASK + info[CURRENT]]
+    n = 0
+    cells = open_cells(info)
+    while cells:
+        p = lowest_bit_index(cells)
+        cells &= cells - 1
+        fits = mask & FITS_MASK[grid[p, CAP]]
+        base = CELL_OF_PAD[p] * _MAX_VALUE - 1
+        while fits:
+            v = lowest_bit_index(fits)
+            fits &= fits - 1
+            out[n] = base + v
+            n += 1
+    return n
+
+
+@kernel
+def legal_mask(grid, info, mask):
+    """Fill a bool mask over all action ids (placements, pass, and team shows)."""
+    mask[:] = False
+    if info[OVER] == 1:
+        return
+    seat = info[CURRENT]
+    hand = info[HAND_MASK + seat]
+    cells = open_cells(info)
+    any_placement = False
+    while cells:
+        p = lowest_bit_index(cells)
+        cells &= cells - 1
+        fits = hand & FITS_MASK[grid[p, CAP]]
+        base = CELL_OF_PAD[p] * _MAX_VALUE - 1
+        while fits:
+            v = lowest_bit_index(fits)
+            fits &= fits - 1
+            mask[base + v] = True
+            any_placement = True
+    if not any_placement:
+        mask[_PASS] = True
+    elif info[TEAM] == 1 and info[SHOWN_THIS_TURN] == 0 and mask.shape[0] >= _NUM_TEAM_ACTIONS:
+        shown = info[SHOWN + seat]
+        for v in range(1, _MAX_VALUE + 1):
+            if (hand >> v) & 1 and v != shown:
+                mask[_SHOW_BASE + v - 1] = True
+
+
+# --- random play ------------------------------------------------------------------------
+@njit(inline="always", cache=True)
+def random_placement(grid, info, rng):
+    """Pick a uniformly random legal placement for the mover without listing them.
+    Returns (rng, padded cell, value), or cell -1 when only pass is legal."""
+    mask = info[HAND_MASK + info[CURRENT]]
+    total = 0
+    for c in range(1, MAX_CAP + 1):
+        if info[CAP_COUNT + c]:
+            total += info[CAP_COUNT + c] * POPCOUNT[mask & FITS_MASK[c]]
+    if total == 0:
+        return rng, -1, 0
+    rng, r = rng_below(rng, total)
+    cells = open_cells(info)
+    while True:
+        p = lowest_bit_index(cells)
+        cells &= cells - 1
+        fits = mask & FITS_MASK[grid[p, CAP]]
+        k = POPCOUNT[fits]
+        if r < k:
+            for _ in range(r):
+                fits &= fits - 1
+            return rng, p, lowest_bit_index(fits)
+        r -= k
+
+
+@kernel
+def random_playout(grid, info, rng):
+    """Play uniformly random legal actions until the game ends.
+    Returns (rng, number of placements made)."""
+    placements = 0
+    while info[OVER] == 0:
+        rng, p, v = random_placement(grid, info, rng)
+        if p < 0:
+            pass_turn(info)
+        else:
+            place(grid, info, p, v)
+            placements += 1
+    return rng, placements
+
+
+# --- the end ----------------------------------------------------------------------------
+@kernel
+def ranking(info, places):
+    """Competition places per seat (0 = first): more minutes first, then fewer tiles in
+    hand; equal on both share a place. In the team variant teams (0,2) and (1,3) are
+    compared on team minutes and team tiles, and both partners get the team's place."""
+    n = info[NUM_PLAYERS]
+    if info[TEAM] == 1:
+        d_score = (info[SCORE] + info[SCORE + 2]) - (info[SCORE + 1] + info[SCORE + 3])
+        d_tiles = (info[HAND_SIZE] + info[HAND_SIZE + 2]) - (info[HAND_SIZE + 1] + info[HAND_SIZE + 3])
+        first = 0
+        if d_score < 0 or (d_score == 0 and d_tiles > 0):
+            first = 1
+        draw = d_score == 0 and d_tiles == 0
+        for seat in range(4):
+            places[seat] = 0 if (draw or seat % 2 == first) else 1
+        return
+    for seat in range(n):
+        ahead = 0
+        for other in range(n):
+            if _beats(info, other, seat):
+                ahead += 1
+        places[seat] = ahead
+
+
+@njit(inline="always", cache=True)
+def _beats(info, a, b):
+    sa, sb = info[SCORE + a], info[SCORE + b]
+    return sa > sb or (sa == sb and info[HAND_SIZE + a] < info[HAND_SIZE + b])
+
+
+@kernel
+def rewards(info, out):
+    """Rewards per seat by RULES.md: +1/-1/0 for 2 players and teams; with 3-4 players
+    the mean of +1/0/-1 against every other seat."""
+    n = info[NUM_PLAYERS]
+    if info[TEAM] == 1:
+        d_score = (info[SCORE] + info[SCORE + 2]) - (info[SCORE + 1] + info[SCORE + 3])
+        d_tiles = (info[HAND_SIZE] + info[HAND_SIZE + 2]) - (info[HAND_SIZE + 1] + info[HAND_SIZE + 3])
+        r = 0.0
+        if d_score > 0 or (d_score == 0 and d_tiles < 0):
+            r = 1.0
+        elif d_score < 0 or d_tiles > 0:
+            r = -1.0
+        for seat in range(4):
+            out[seat] = r if seat % 2 == 0 else -r
+        return
+    for seat in range(n):
+        total = 0.0
+        for other in range(n):
+            if other != seat:
+                if _beats(info, seat, other):
+                    total += 1.0
+                elif _beats(info, other, seat):
+                    total -= 1.0
+        out[seat] = total / (n - 1)
+
+
+# --- arbitrary positions (tests and analysis) ----------------------------------------------
+@kernel
+def setup_position(grid, info, pads, values, hands, bag, num_players, team, current):
+    """Set up any position: tiles `values` on padded cells `pads`, `hands[seat, v]`
+    counts, `bag` in draw order; scores zero. The tile multiset need not be complete."""
+    grid[:, :] = 0
+    info[:] = 0
+    info[NUM_PLAYERS] = num_players
+    info[TEAM] = team
+    info[LAST_ACTION] = -1
+    for p in range(grid.shape[0]):
+        grid[p, CAP] = MAX_CAP
+    for i in range(pads.shape[0]):
+        _put_tile(grid, info, pads[i], values[i])
+    for seat in range(num_players):
+        for v in range(1, _MAX_VALUE + 1):
+            for _ in range(hands[seat, v]):
+                _add_to_hand(info, seat, v)
+    start = _NUM_TILES - bag.shape[0]
+    for i in range(bag.shape[0]):
+        info[DEAL + start + i] = bag[i]
+    info[BAG_POS] = start
+    info[CURRENT] = current
+    max_cap = max_open_capacity(info)
+    info[OVER] = 1
+    for seat in range(num_players):
+        if can_place(info, seat, max_cap):
+            info[OVER] = 0
