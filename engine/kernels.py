@@ -104,6 +104,16 @@ def shuffle_deal(seed, out):
         out[j] = t
 
 
+@njit(inline="always", cache=True)
+def copy_state(grid, info, out_grid, out_info):
+    """Copy one state into another (explicit loops: a slice copy would need NRT)."""
+    for p in range(grid.shape[0]):
+        for c in range(grid.shape[1]):
+            out_grid[p, c] = grid[p, c]
+    for i in range(info.shape[0]):
+        out_info[i] = info[i]
+
+
 # --- setting up ------------------------------------------------------------------------
 @kernel
 def reset(grid, info, deal, num_players, team):

@@ -1,0 +1,14 @@
+"""The simplest agents: uniformly random over the legal actions."""
+
+from __future__ import annotations
+
+from .base import Agent, register
+
+
+@register("random")
+class RandomAgent(Agent):
+    """Plays a uniformly random legal action (team shows are never chosen)."""
+
+    def act(self, observation, view) -> int:
+        legal = view.legal_actions()
+        return int(legal[self.rng.integers(len(legal))])
