@@ -17,7 +17,7 @@ from numba import njit
 from . import rules
 from .layout import (
     BAG_POS, BD_DOUBLE, BD_IN7, BD_PAIRS, BD_PER_AXIS, BD_RUN_DOWN, BD_RUN_UP, BD_SET,
-    BD_SUM24, BD_SUM7, BREAKDOWN, CAP, CAP_COUNT, CELL_OF_PAD, CURRENT, DEAL, FRONTIER,
+    BD_SUM24, BD_SUM7, BREAKDOWN, CAP, CAP_COUNTS, CELL_OF_PAD, CURRENT, DEAL, FRONTIER,
     HAND, HAND_MASK, HAND_SIZE, IS_DOUBLE_TIME, LAST_ACTION, LAST_POINTS, LEN_SHIFT,
     MAX_CAP, NUM_PLAYERS, OCCUPIED, ON_BOARD, OVER, PAD_OF_CELL, RUN_AFTER, RUN_BEFORE,
     SCORE, SHOWN, SHOWN_THIS_TURN, SUM_MASK, TEAM, TIMEOUT, TURN, VAL,
@@ -38,15 +38,19 @@ SET_POINTS = np.array([rules.SET_MINUTES.get(k, 0) for k in range(8)], dtype=np.
 _MASKS = range(1 << (_MAX_VALUE + 1))
 POPCOUNT = np.array([bin(m).count("1") for m in _MASKS], dtype=np.int64)
 LOWEST_VALUE = np.array([(m & -m).bit_length() - 1 if m else 99 for m in _MASKS], dtype=np.int64)
+# Open cells are counted per capacity c = 1..10 in one int64, 6 bits per capacity
+# (at most 49 cells), so the counts live in a register while a placement updates them.
+CAP_FIELD_BITS = 6
+CAP_UNIT = np.array([0] + [1 << (CAP_FIELD_BITS * (c - 1)) for c in range(1, MAX_CAP + 1)], dtype=np.int64)
+
 # Values 1..c as a mask, for a cell capacity c in 0..10.
 FITS_MASK = np.array([((1 << (c + 1)) - 1) & ~1 for c in range(MAX_CAP + 1)], dtype=np.int64)
 
 # De Bruijn table: index of the lowest set bit of a 64-bit word.
-_DEBRUIJN = 0x03F79D71B4CB0A89
-_DEBRUIJN_SIGNED = _DEBRUIJN  # fits in int64
+_DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
 DEBRUIJN_INDEX = np.zeros(64, dtype=np.int64)
 for _i in range(64):
-    DEBRUIJN_INDEX[((_DEBRUIJN << _i) & (2**64 - 1)) >> 58] = _i
+    DEBRUIJN_INDEX[((int(_DEBRUIJN) << _i) & (2**64 - 1)) >> 58] = _i
 
 _ON_BOARD = np.int64(ON_BOARD)
 
@@ -56,11 +60,23 @@ _ON_BOARD = np.int64(ON_BOARD)
 kernel = njit(cache=True, _nrt=False)
 
 
+# Bitboards are int64 (so they mix freely with other ints), but numba marks signed
+# arithmetic "no signed wrap": `x - 1` or `-x` on a board holding bit 63 (cell (6, 6))
+# would be undefined behaviour that LLVM really exploits. Bit tricks therefore go
+# through uint64, in these two helpers.
 @njit(inline="always", cache=True)
 def lowest_bit_index(x):
-    """Index of the lowest set bit of a non-zero int64 bitboard."""
-    low = x & -x
-    return DEBRUIJN_INDEX[((low * _DEBRUIJN_SIGNED) >> 58) & 63]
+    """Index of the lowest set bit of a non-zero bitboard."""
+    u = np.uint64(x)
+    low = u & (np.uint64(0) - u)
+    return DEBRUIJN_INDEX[(low * _DEBRUIJN) >> np.uint64(58)]
+
+
+@njit(inline="always", cache=True)
+def without_lowest_bit(x):
+    """The bitboard with its lowest set bit cleared."""
+    u = np.uint64(x)
+    return np.int64(u & (u - np.uint64(1)))
 
 
 @njit(inline="always", cache=True)
@@ -158,28 +174,26 @@ def _remove_from_hand(info, seat, v):
 
 # --- putting a tile on the board ------------------------------------------------------------
 @njit(inline="always", cache=True)
-def _update_end(grid, info, e, other, line_sum):
+def _update_end(grid, e, other, line_sum, front, timeout, counts):
     """Cell `e` lies just past an end of a line now summing to `line_sum`: lower its
-    capacity, and if it is on the board it joins the frontier (if not already in).
+    capacity; if it is on the board it joins the frontier (if not already in), and it
+    gets a Time Out stone when nothing fits any more. Returns (frontier, timeouts).
 
     Written without branches: numba cannot drop the array reference counting of an
-    inlined helper whose last array use is spread over several branches (~2x slower)."""
+    inlined helper whose last array use is spread over several branches."""
     on = (_ON_BOARD >> e) & 1
     old = grid[e, CAP]
     cap = min(old, max(0, _LINE_CAP - line_sum - (grid[e, other] & SUM_MASK)))
-    front = info[FRONTIER]
     was_in = (front >> e) & 1
-    info[CAP_COUNT + old] -= on & was_in  # a new frontier cell was not counted yet
-    info[CAP_COUNT + cap] += on
-    info[FRONTIER] = front | (on << e)
-    info[TIMEOUT] |= (on & (cap == 0)) << e
+    counts += CAP_UNIT[cap] * on - CAP_UNIT[old] * (on & was_in)  # new cells were not counted
     grid[e, CAP] = cap
+    return front | (on << e), timeout | ((on & (cap == 0)) << e), counts
 
 
 @njit(inline="always", cache=True)
-def _merge_axis(grid, info, p, v, step, before, after):
+def _merge_axis(grid, p, v, step, before, after, front, timeout, counts):
     """Merge the runs on both sides of `p` with the new tile; update both ends.
-    Returns the merged line packed as sum | length << 8."""
+    Returns the merged line packed as sum | length << 8, and the updated bitboards."""
     left = grid[p, before]
     right = grid[p, after]
     merged = left + right + v + (1 << LEN_SHIFT)
@@ -188,9 +202,9 @@ def _merge_axis(grid, info, p, v, step, before, after):
     e2 = p + step * ((right >> LEN_SHIFT) + 1)
     grid[e1, after] = merged
     grid[e2, before] = merged
-    _update_end(grid, info, e1, before, line_sum)
-    _update_end(grid, info, e2, after, line_sum)
-    return merged
+    front, timeout, counts = _update_end(grid, e1, before, line_sum, front, timeout, counts)
+    front, timeout, counts = _update_end(grid, e2, after, line_sum, front, timeout, counts)
+    return merged, front, timeout, counts
 
 
 @njit(inline="always", cache=True)
@@ -200,13 +214,17 @@ def _put_tile(grid, info, p, v):
     grid[p, VAL] = v
     bit = _bit(p)
     info[OCCUPIED] |= bit
-    if (info[FRONTIER] >> p) & 1:
-        info[FRONTIER] &= ~bit
-        info[CAP_COUNT + grid[p, CAP]] -= 1
-    m0 = _merge_axis(grid, info, p, v, 1, RUN_BEFORE, RUN_AFTER)
-    m1 = _merge_axis(grid, info, p, v, 8, RUN_BEFORE + 2, RUN_AFTER + 2)
-    m2 = _merge_axis(grid, info, p, v, 9, RUN_BEFORE + 4, RUN_AFTER + 4)
-    m3 = _merge_axis(grid, info, p, v, 7, RUN_BEFORE + 6, RUN_AFTER + 6)
+    front = info[FRONTIER]
+    counts = info[CAP_COUNTS] - CAP_UNIT[grid[p, CAP]] * ((front >> p) & 1)
+    front &= ~bit
+    timeout = info[TIMEOUT]
+    m0, front, timeout, counts = _merge_axis(grid, p, v, 1, RUN_BEFORE, RUN_AFTER, front, timeout, counts)
+    m1, front, timeout, counts = _merge_axis(grid, p, v, 8, RUN_BEFORE + 2, RUN_AFTER + 2, front, timeout, counts)
+    m2, front, timeout, counts = _merge_axis(grid, p, v, 9, RUN_BEFORE + 4, RUN_AFTER + 4, front, timeout, counts)
+    m3, front, timeout, counts = _merge_axis(grid, p, v, 7, RUN_BEFORE + 6, RUN_AFTER + 6, front, timeout, counts)
+    info[FRONTIER] = front
+    info[TIMEOUT] = timeout
+    info[CAP_COUNTS] = counts
     return m0, m1, m2, m3
 
 
@@ -294,10 +312,17 @@ def _score(grid, info, p, v, m0, m1, m2, m3):
 
 # --- whole moves ----------------------------------------------------------------------------
 @njit(inline="always", cache=True)
+def open_cells_with_capacity(info, c):
+    """How many open cells take values up to exactly c (c = 1..10)."""
+    return (info[CAP_COUNTS] >> (CAP_FIELD_BITS * (c - 1))) & 63
+
+
+@njit(inline="always", cache=True)
 def max_open_capacity(info):
     """The largest value that fits on some open cell (0 when none)."""
+    counts = info[CAP_COUNTS]
     for c in range(MAX_CAP, 0, -1):
-        if info[CAP_COUNT + c] > 0:
+        if (counts >> (CAP_FIELD_BITS * (c - 1))) & 63:
             return c
     return 0
 
@@ -406,12 +431,12 @@ def legal_placements(grid, info, out):
     cells = open_cells(info)
     while cells:
         p = lowest_bit_index(cells)
-        cells &= cells - 1
+        cells = without_lowest_bit(cells)
         fits = mask & FITS_MASK[grid[p, CAP]]
         base = CELL_OF_PAD[p] * _MAX_VALUE - 1
         while fits:
             v = lowest_bit_index(fits)
-            fits &= fits - 1
+            fits = without_lowest_bit(fits)
             out[n] = base + v
             n += 1
     return n
@@ -429,12 +454,12 @@ def legal_mask(grid, info, mask):
     any_placement = False
     while cells:
         p = lowest_bit_index(cells)
-        cells &= cells - 1
+        cells = without_lowest_bit(cells)
         fits = hand & FITS_MASK[grid[p, CAP]]
         base = CELL_OF_PAD[p] * _MAX_VALUE - 1
         while fits:
             v = lowest_bit_index(fits)
-            fits &= fits - 1
+            fits = without_lowest_bit(fits)
             mask[base + v] = True
             any_placement = True
     if not any_placement:
@@ -448,26 +473,35 @@ def legal_mask(grid, info, mask):
 
 # --- random play ------------------------------------------------------------------------
 @njit(inline="always", cache=True)
+def count_placements(info):
+    """How many legal placements the mover has (without listing them)."""
+    mask = info[HAND_MASK + info[CURRENT]]
+    total = 0
+    counts = info[CAP_COUNTS]
+    for c in range(1, MAX_CAP + 1):
+        total += (counts & 63) * POPCOUNT[mask & FITS_MASK[c]]
+        counts >>= CAP_FIELD_BITS
+    return total
+
+
+@njit(inline="always", cache=True)
 def random_placement(grid, info, rng):
     """Pick a uniformly random legal placement for the mover without listing them.
     Returns (rng, padded cell, value), or cell -1 when only pass is legal."""
     mask = info[HAND_MASK + info[CURRENT]]
-    total = 0
-    for c in range(1, MAX_CAP + 1):
-        if info[CAP_COUNT + c]:
-            total += info[CAP_COUNT + c] * POPCOUNT[mask & FITS_MASK[c]]
+    total = count_placements(info)
     if total == 0:
         return rng, -1, 0
     rng, r = rng_below(rng, total)
     cells = open_cells(info)
     while True:
         p = lowest_bit_index(cells)
-        cells &= cells - 1
+        cells = without_lowest_bit(cells)
         fits = mask & FITS_MASK[grid[p, CAP]]
         k = POPCOUNT[fits]
         if r < k:
             for _ in range(r):
-                fits &= fits - 1
+                fits = without_lowest_bit(fits)
             return rng, p, lowest_bit_index(fits)
         r -= k
 

@@ -74,8 +74,8 @@ HAND_SIZE = 16  # + seat
 SHOWN = 20  # + seat: value shown to the partner, 0 = none
 HAND_MASK = 24  # + seat: bit v set while the seat holds a tile of value v
 HAND = 28  # + seat * 11 + v: count of value v in the seat's hand
-CAP_COUNT = HAND + 4 * 11  # + c: number of frontier cells whose CAP is c (0..10)
-DEAL = CAP_COUNT + 11  # + i: the 40 tile values in draw order
+CAP_COUNTS = HAND + 4 * 11  # open cells per capacity 1..10, packed 6 bits each (kernels.CAP_UNIT)
+DEAL = CAP_COUNTS + 1  # + i: the 40 tile values in draw order
 # Breakdown of the last placement: per axis 6 numbers, then the 24/7 pair count and
 # the Double Time flag.
 BREAKDOWN = DEAL + rules.NUM_TILES

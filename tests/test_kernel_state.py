@@ -1,0 +1,50 @@
+"""The incremental state the kernels keep agrees with a recount from the board."""
+
+import numpy as np
+
+from engine import GameState, kernels, layout, rules
+
+
+def recount(state: GameState):
+    """Frontier, capacities and Time Outs recomputed from the board alone."""
+    board = state.board
+    frontier, caps = [], {}
+    for cell in range(rules.NUM_CELLS):
+        r, c = divmod(cell, 7)
+        if board[r, c]:
+            continue
+        touches = any(board[r + dr, c + dc] for dr in (-1, 0, 1) for dc in (-1, 0, 1)
+                      if (dr or dc) and 0 <= r + dr < 7 and 0 <= c + dc < 7)
+        if not touches:
+            continue
+        worst = 0
+        for dr, dc in rules.AXIS_STEPS:
+            total = 0
+            for sign in (1, -1):
+                rr, cc = r + sign * dr, c + sign * dc
+                while 0 <= rr < 7 and 0 <= cc < 7 and board[rr, cc]:
+                    total += board[rr, cc]
+                    rr, cc = rr + sign * dr, cc + sign * dc
+            worst = max(worst, total)
+        frontier.append(cell)
+        caps[cell] = max(0, min(10, rules.LINE_CAP - worst))
+    return frontier, caps
+
+
+def test_incremental_state_matches_recount():
+    rng = np.random.default_rng(1)
+    for seed in range(60):
+        state = GameState.new(2 + seed % 3, seed=seed)
+        while not state.is_over:
+            frontier, caps = recount(state)
+            grid, info = state.arrays
+            assert sorted(state.frontier_cells + state.timeout_cells) == frontier
+            assert state.timeout_cells == [c for c in frontier if caps[c] == 0]
+            for cell in frontier:
+                assert grid[layout.PAD_OF_CELL[cell], layout.CAP] == caps[cell]
+            for c in range(1, 11):
+                expected = sum(1 for cell in frontier if caps[cell] == c)
+                assert kernels.open_cells_with_capacity(info, c) == expected
+            legal = state.legal_actions()
+            assert kernels.count_placements(info) == (0 if legal == [rules.PASS_ACTION] else len(legal))
+            state.step(legal[rng.integers(len(legal))])
