@@ -41,7 +41,12 @@ LOWEST_VALUE = np.array([(m & -m).bit_length() - 1 if m else 99 for m in _MASKS]
 # Open cells are counted per capacity c = 1..10 in one int64, 6 bits per capacity
 # (at most 49 cells), so the counts live in a register while a placement updates them.
 CAP_FIELD_BITS = 6
-CAP_UNIT = np.array([0] + [1 << (CAP_FIELD_BITS * (c - 1)) for c in range(1, MAX_CAP + 1)], dtype=np.int64)
+
+# SELECT_IN_BYTE[b, j]: position of the j-th set bit of byte b (for select_bit).
+SELECT_IN_BYTE = np.zeros((256, 8), dtype=np.int64)
+for _b in range(256):
+    for _j, _pos in enumerate(p for p in range(8) if (_b >> p) & 1):
+        SELECT_IN_BYTE[_b, _j] = _pos
 
 # Values 1..c as a mask, for a cell capacity c in 0..10.
 FITS_MASK = np.array([((1 << (c + 1)) - 1) & ~1 for c in range(MAX_CAP + 1)], dtype=np.int64)
@@ -53,6 +58,11 @@ for _i in range(64):
     DEBRUIJN_INDEX[((int(_DEBRUIJN) << _i) & (2**64 - 1)) >> 58] = _i
 
 _ON_BOARD = np.int64(ON_BOARD)
+_M1 = np.uint64(0x5555555555555555)
+_M2 = np.uint64(0x3333333333333333)
+_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+_H01 = np.uint64(0x0101010101010101)
+_LOW32 = np.uint64(0xFFFFFFFF)
 
 # Kernels that take state arrays and allocate nothing are compiled without numba's
 # reference counting (NRT): its incref/decref calls around inlined helpers survive
@@ -77,6 +87,29 @@ def without_lowest_bit(x):
     """The bitboard with its lowest set bit cleared."""
     u = np.uint64(x)
     return np.int64(u & (u - np.uint64(1)))
+
+
+@njit(inline="always", cache=True)
+def select_bit(x, j):
+    """Index of the j-th (0-based) set bit of bitboard x; j < popcount(x)."""
+    shift = 0
+    while True:
+        byte = (x >> shift) & 255
+        k = POPCOUNT[byte]
+        if j < k:
+            return shift + SELECT_IN_BYTE[byte, j]
+        j -= k
+        shift += 8
+
+
+@njit(inline="always", cache=True)
+def popcount64(x):
+    """Number of set bits of a bitboard (SWAR, in uint64)."""
+    u = np.uint64(x)
+    u = u - ((u >> np.uint64(1)) & _M1)
+    u = (u & _M2) + ((u >> np.uint64(2)) & _M2)
+    u = (u + (u >> np.uint64(4))) & _M4
+    return np.int64((u * _H01) >> np.uint64(56))
 
 
 @njit(inline="always", cache=True)
@@ -174,6 +207,12 @@ def _remove_from_hand(info, seat, v):
 
 # --- putting a tile on the board ------------------------------------------------------------
 @njit(inline="always", cache=True)
+def cap_unit(c):
+    """One open cell of capacity c in the packed counts (0 for c = 0: Time Outs aren't counted)."""
+    return (np.int64(1) << (CAP_FIELD_BITS * c)) >> CAP_FIELD_BITS
+
+
+@njit(inline="always", cache=True)
 def _update_end(grid, e, other, line_sum, front, timeout, counts):
     """Cell `e` lies just past an end of a line now summing to `line_sum`: lower its
     capacity; if it is on the board it joins the frontier (if not already in), and it
@@ -185,7 +224,7 @@ def _update_end(grid, e, other, line_sum, front, timeout, counts):
     old = grid[e, CAP]
     cap = min(old, max(0, _LINE_CAP - line_sum - (grid[e, other] & SUM_MASK)))
     was_in = (front >> e) & 1
-    counts += CAP_UNIT[cap] * on - CAP_UNIT[old] * (on & was_in)  # new cells were not counted
+    counts += (cap_unit(cap) & -on) - (cap_unit(old) & -(on & was_in))  # new cells were not counted
     grid[e, CAP] = cap
     return front | (on << e), timeout | ((on & (cap == 0)) << e), counts
 
@@ -215,7 +254,7 @@ def _put_tile(grid, info, p, v):
     bit = _bit(p)
     info[OCCUPIED] |= bit
     front = info[FRONTIER]
-    counts = info[CAP_COUNTS] - CAP_UNIT[grid[p, CAP]] * ((front >> p) & 1)
+    counts = info[CAP_COUNTS] - (cap_unit(grid[p, CAP]) & -((front >> p) & 1))
     front &= ~bit
     timeout = info[TIMEOUT]
     m0, front, timeout, counts = _merge_axis(grid, p, v, 1, RUN_BEFORE, RUN_AFTER, front, timeout, counts)
@@ -487,22 +526,34 @@ def count_placements(info):
 @njit(inline="always", cache=True)
 def random_placement(grid, info, rng):
     """Pick a uniformly random legal placement for the mover without listing them.
-    Returns (rng, padded cell, value), or cell -1 when only pass is legal."""
-    mask = info[HAND_MASK + info[CURRENT]]
-    total = count_placements(info)
-    if total == 0:
+    Returns (rng, padded cell, value), or cell -1 when only pass is legal.
+
+    Rejection sampling: a uniform (open cell, distinct hand value) pair is accepted if
+    the value fits, so every legal placement has the same chance. After a few misses
+    (rare: most open cells take most values) it falls back to counting and selecting."""
+    seat = info[CURRENT]
+    mask = info[HAND_MASK + seat]
+    if not can_place(info, seat, max_open_capacity(info)):
         return rng, -1, 0
-    rng, r = rng_below(rng, total)
     cells = open_cells(info)
+    num_cells = popcount64(cells)
+    num_values = POPCOUNT[mask]
+    for _ in range(8):
+        rng, z = rng_next(rng)
+        i = np.int64(((z >> np.uint64(32)) * np.uint64(num_cells)) >> np.uint64(32))
+        j = np.int64(((z & _LOW32) * np.uint64(num_values)) >> np.uint64(32))
+        p = select_bit(cells, i)
+        v = select_bit(mask, j)
+        if grid[p, CAP] >= v:
+            return rng, p, v
+    rng, r = rng_below(rng, count_placements(info))
     while True:
         p = lowest_bit_index(cells)
         cells = without_lowest_bit(cells)
         fits = mask & FITS_MASK[grid[p, CAP]]
         k = POPCOUNT[fits]
         if r < k:
-            for _ in range(r):
-                fits = without_lowest_bit(fits)
-            return rng, p, lowest_bit_index(fits)
+            return rng, p, select_bit(fits, r)
         r -= k
 
 
