@@ -1,0 +1,214 @@
+"""N games of 24/7 stepped in one numba call: a self-play `gymnasium.vector.VectorEnv`.
+
+``gymnasium.make_vec("TwentyFourSeven-v0", num_envs=N, num_players=2, team=False)``
+returns `TwentyFourSevenVectorEnv` (through the registration's ``vector_entry_point``).
+Unlike the single-agent env there are no built-in opponents: every step takes one action
+per game *for whichever seat is to move*, so one policy plays all seats (self-play).
+
+=======================  ========================================================
+single_observation_space ``Dict(observation=Box(848,) float32, action_mask=Box(A,) int8)``
+                         from the point of view of the seat to move (`env.observation`)
+single_action_space      Discrete(491), team variant Discrete(501)
+observation_space        the batched Dict: ``observation (N, 848)``, ``action_mask (N, A)``
+action_space             MultiDiscrete([A] * N)
+step(actions)            actions: int array (N,), one per game
+reward (N,) float64      the final reward (RULES.md) of the seat that just acted, when
+                         its action ended the game; else 0
+terminated (N,) bool     the action ended the game; truncated is always False
+info["current_player"]   (N,) int64: the seat to move in the returned observation
+info["action_mask"]      (N, A) int8: the same array as ``obs["action_mask"]``
+info["rewards_all"]      (N, num_players) float64: every seat's final reward (0 while
+                         a game goes on), for self-play learners
+info["points"]           (N,) int64: minutes scored by the action just taken
+=======================  ========================================================
+
+Auto-reset: ``AutoresetMode.SAME_STEP`` (``metadata["autoreset_mode"]``). When game i
+ends, the same step returns its reward and termination, and the observation, mask and
+``current_player`` of the *fresh* game dealt in its place. As in Gymnasium's
+SyncVectorEnv, ``info["final_obs"]`` is then an object array (None where no game ended)
+holding the finished game's last observation dict (from the seat that made the last
+move, all-zero mask), with ``info["_final_obs"]`` the (N,) bool mask of finished games;
+``info["final_info"]`` holds ``scores`` (N, num_players) and ``rewards_all`` for those
+games, masked by ``info["final_info"]["_scores"]`` etc. and ``info["_final_info"]``.
+
+Illegal actions: before anything changes, every action is checked against its game; if
+any is illegal (or out of range), `step` raises ``ValueError`` listing the bad game
+indices, their actions and legal choices, and no game changes.
+
+Seeding: ``reset(seed=s)`` seeds ``np_random``, which gives each game its own splitmix64
+stream; game i's deals (the first and every auto-reset) come from that stream only, so
+runs are reproducible and independent of the thread count. ``reset()`` without a seed
+continues ``np_random``. ``reset(options={"deals": (N, 40) or (40,) values})`` starts
+from explicit deals (auto-resets still draw from the streams).
+
+``copy=True`` (default) returns fresh arrays every step; ``copy=False`` reuses the same
+output buffers (faster, but a returned array changes on the next step).
+
+Version history:
+* v0: first release.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from engine import layout, rules
+from engine.game import GameState
+
+from . import observation as obs_mod
+from . import render as render_mod
+from .step_kernels import vec_reset, vec_reset_from_deals, vec_step
+
+
+class TwentyFourSevenVectorEnv(VectorEnv):
+    """`num_envs` games of 24/7 for `num_players` seats (or the team variant), self-play."""
+
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": ["ansi", "rgb_array"]}
+
+    def __init__(self, num_envs: int = 1, num_players: int = 2, team: bool = False, copy: bool = True,
+                 render_mode: str | None = None):
+        rules.check_game_options(num_players, team)
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, "
+                             f"got {render_mode!r}")
+        self.num_envs = int(num_envs)
+        self.num_players = int(num_players)
+        self.team = bool(team)
+        self.copy = bool(copy)
+        self.render_mode = render_mode
+        self.num_actions = rules.NUM_TEAM_ACTIONS if self.team else rules.NUM_ACTIONS
+        self.single_observation_space = obs_mod.observation_space(self.num_actions)
+        self.single_action_space = spaces.Discrete(self.num_actions)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        n = self.num_envs
+        self._grid = np.zeros((n, layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16)
+        self._info = np.zeros((n, layout.INFO_LEN), dtype=np.int64)
+        self._rng = np.zeros(n, dtype=np.uint64)
+        self._deals = np.zeros((n, rules.NUM_TILES), dtype=np.int64)
+        self._bad = np.zeros(n, dtype=np.bool_)
+        self._final_obs = np.zeros((n, obs_mod.OBS_SIZE), dtype=np.float32)
+        self._final_scores = np.zeros((n, 4), dtype=np.int64)
+        self._buffers = None
+        self._started = False
+
+    # --- buffers -------------------------------------------------------------------------
+    def _outputs(self):
+        """(obs, mask, current, reward, rewards_all, terminated, points): fresh, or the
+        reused buffers when copy=False."""
+        if self.copy or self._buffers is None:
+            n = self.num_envs
+            bufs = (np.empty((n, obs_mod.OBS_SIZE), dtype=np.float32),
+                    np.empty((n, self.num_actions), dtype=np.int8),
+                    np.empty(n, dtype=np.int64),
+                    np.empty(n, dtype=np.float64),
+                    np.empty((n, 4), dtype=np.float64),
+                    np.empty(n, dtype=np.bool_),
+                    np.empty(n, dtype=np.int64))
+            if not self.copy:
+                self._buffers = bufs
+            return bufs
+        return self._buffers
+
+    # --- the API -------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        n = self.num_envs
+        self._rng[:] = self.np_random.integers(0, 2**63 - 1, size=n, dtype=np.int64).astype(np.uint64)
+        obs, mask, current, *_ = self._outputs()
+        deals = options.get("deals") if options else None
+        if deals is None:
+            vec_reset(self._grid, self._info, self._rng, self._deals, self.num_players, int(self.team),
+                      obs, mask.view(np.bool_), current)
+        else:
+            given = np.asarray(deals)
+            if given.ndim == 1:
+                given = np.broadcast_to(given, (n, given.shape[0]))
+            if given.shape != (n, rules.NUM_TILES):
+                raise ValueError(f"options['deals'] must have shape ({n}, {rules.NUM_TILES}) or "
+                                 f"({rules.NUM_TILES},), got {np.shape(deals)}")
+            checked = np.stack([rules.check_deal(d) for d in given]).astype(np.int64)
+            vec_reset_from_deals(self._grid, self._info, checked, self.num_players, int(self.team),
+                                 obs, mask.view(np.bool_), current)
+        self._started = True
+        return ({"observation": obs, "action_mask": mask},
+                {"current_player": current, "action_mask": mask})
+
+    def step(self, actions):
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        acts = np.asarray(actions)
+        if acts.shape != (self.num_envs,):
+            raise ValueError(f"actions must have shape ({self.num_envs},), got {acts.shape}")
+        if not np.issubdtype(acts.dtype, np.integer) or acts.dtype == np.bool_:
+            raise ValueError(f"actions must be integers, got dtype {acts.dtype}")
+        acts = acts.astype(np.int64, copy=False)
+        obs, mask, current, reward, rewards_all, terminated, points = self._outputs()
+        num_bad = vec_step(self._grid, self._info, acts, self._rng, self._deals, self.num_players,
+                           int(self.team), obs, mask.view(np.bool_), reward, rewards_all, terminated,
+                           current, points, self._final_obs, self._final_scores, self._bad)
+        if num_bad:
+            raise ValueError(self._illegal_message(acts))
+        p = self.num_players
+        info = {"current_player": current, "action_mask": mask, "rewards_all": rewards_all[:, :p],
+                "points": points}
+        if terminated.any():
+            done = terminated.copy()
+            final = np.full(self.num_envs, None, dtype=object)
+            zero_mask = np.zeros(self.num_actions, dtype=np.int8)
+            ended = np.flatnonzero(done)
+            rows = self._final_obs[ended]  # one copy for all finished games
+            for k, i in enumerate(ended):
+                final[i] = {"observation": rows[k], "action_mask": zero_mask}
+            info["final_obs"] = final
+            info["_final_obs"] = done
+            info["final_info"] = {"scores": self._final_scores[:, :p].copy(), "_scores": done,
+                                  "rewards_all": rewards_all[:, :p].copy(), "_rewards_all": done}
+            info["_final_info"] = done
+        truncated = np.zeros(self.num_envs, dtype=np.bool_)
+        return {"observation": obs, "action_mask": mask}, reward, terminated, truncated, info
+
+    def _illegal_message(self, acts: np.ndarray) -> str:
+        bad = np.flatnonzero(self._bad)
+        details = "; ".join(f"game {i}: {self.game(i)._illegal_message(int(acts[i]))}" for i in bad[:5])
+        more = f" (and {len(bad) - 5} more)" if len(bad) > 5 else ""
+        return (f"illegal actions in games {bad[:20].tolist()}{' ...' if len(bad) > 20 else ''}"
+                f"; no game was changed. {details}{more}")
+
+    # --- inspection -------------------------------------------------------------------------
+    def game(self, i: int) -> GameState:
+        """Game i as an independent `GameState` copy (full state, hidden tiles included)."""
+        return GameState(self._grid[i].copy(), self._info[i].copy())
+
+    @property
+    def current_player(self) -> np.ndarray:
+        return self._info[:, layout.CURRENT].copy()
+
+    def get_state(self) -> dict:
+        """Everything needed to continue these games exactly (for training checkpoints)."""
+        return {"grid": self._grid.copy(), "info": self._info.copy(), "rng": self._rng.copy(),
+                "deals": self._deals.copy(), "np_random": self.np_random.bit_generator.state,
+                "num_players": self.num_players, "team": self.team}
+
+    def set_state(self, state: dict) -> None:
+        """Restore games saved by `get_state` (same num_envs, players and variant)."""
+        if state["grid"].shape != self._grid.shape or state["num_players"] != self.num_players \
+                or state["team"] != self.team:
+            raise ValueError("saved vector-env state does not match this env's size, players or variant")
+        self._grid[:] = state["grid"]
+        self._info[:] = state["info"]
+        self._rng[:] = state["rng"]
+        self._deals[:] = state["deals"]
+        self.np_random.bit_generator.state = state["np_random"]
+        self._started = True
+
+    def render(self):
+        if self.render_mode is None or not self._started:
+            return None
+        draw = render_mod.rgb_array if self.render_mode == "rgb_array" else render_mod.ansi
+        return tuple(draw(self.game(i)) for i in range(self.num_envs))
