@@ -160,19 +160,19 @@ def _encode(grid, info, seat, out):
     bits = occupied
     while bits:
         p = kernels.lowest_bit_index(bits)
-        bits &= bits - 1
+        bits = kernels.without_lowest_bit(bits)
         v = grid[p, VAL]
         out[(P_VALUE + v - 1) * CELLS + CELL_OF_PAD[p]] = 1.0
         out[v0 + V_UNSEEN + v - 1] -= 1.0
     bits = timeout
     while bits:
         p = kernels.lowest_bit_index(bits)
-        bits &= bits - 1
+        bits = kernels.without_lowest_bit(bits)
         out[P_TIMEOUT * CELLS + CELL_OF_PAD[p]] = 1.0
     bits = kernels.open_cells(info)
     while bits:
         p = kernels.lowest_bit_index(bits)
-        bits &= bits - 1
+        bits = kernels.without_lowest_bit(bits)
         c = CELL_OF_PAD[p]
         out[P_OPEN * CELLS + c] = 1.0
         out[P_CAPACITY * CELLS + c] = grid[p, CAP] / 10.0
