@@ -1,0 +1,144 @@
+"""The policy-value network over the env's observation (torch).
+
+A small residual CNN reads the 7x7 planes; an MLP reads the vector features; both are
+joined into a policy head (logits over every action id, illegal ones masked out) and a
+value head. The value head predicts every seat's final reward, seat-rotated like the
+observation (slot 0 = the seat to move), in [-1, 1]: one output per seat works for 2,
+3 and 4 players and for teams alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from engine import rules
+from env.observation import NUM_PLANES, NUM_VECTOR_FEATURES, OBS_SIZE, PLANES_SIZE
+
+MASKED_LOGIT = -1e9
+
+
+@dataclass
+class NetConfig:
+    """Shape of the network (saved with every checkpoint)."""
+
+    channels: int = 32  # width of the residual tower
+    blocks: int = 2  # residual blocks
+    vector_hidden: int = 64  # MLP width for the vector features
+    head_hidden: int = 128  # hidden width of the value head and the pass/show head
+    num_actions: int = rules.NUM_ACTIONS  # 491, or rules.NUM_TEAM_ACTIONS for teams
+    value_outputs: int = 4  # seats, rotated; unused slots are ignored
+
+
+class ResidualBlock(nn.Module):
+    def __init__(self, channels: int):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(channels)
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        return F.relu(x + y)
+
+
+class PolicyValueNet(nn.Module):
+    """obs (B, OBS_SIZE) float32 -> (policy logits (B, num_actions), values (B, 4)).
+
+    Placement logits come from a 1x1 convolution with one output channel per tile value,
+    so the logit of "value v on cell c" is computed at cell c (action id c * 10 + v - 1);
+    the pass and team-show logits come from a small head over the pooled features."""
+
+    def __init__(self, config: NetConfig | None = None):
+        super().__init__()
+        self.config = config or NetConfig()
+        c = self.config
+        self.stem = nn.Sequential(nn.Conv2d(NUM_PLANES, c.channels, 3, padding=1, bias=False),
+                                  nn.BatchNorm2d(c.channels), nn.ReLU())
+        self.tower = nn.Sequential(*[ResidualBlock(c.channels) for _ in range(c.blocks)])
+        self.vector = nn.Sequential(nn.Linear(NUM_VECTOR_FEATURES, c.vector_hidden), nn.ReLU())
+        # the vector features also reach every cell, so placement logits can use the hand
+        self.vector_to_planes = nn.Linear(c.vector_hidden, c.channels)
+        self.place_head = nn.Conv2d(c.channels, rules.MAX_VALUE, 1)
+        summary = 2 * c.channels + c.vector_hidden  # mean- and max-pooled tower + vector MLP
+        self.other_head = nn.Sequential(nn.Linear(summary, c.head_hidden), nn.ReLU(),
+                                        nn.Linear(c.head_hidden, c.num_actions - rules.NUM_PLACEMENT_ACTIONS))
+        self.value = nn.Sequential(nn.Linear(summary, c.head_hidden), nn.ReLU(),
+                                   nn.Linear(c.head_hidden, c.value_outputs), nn.Tanh())
+
+    def forward(self, obs: torch.Tensor, mask: torch.Tensor | None = None):
+        planes = obs[:, :PLANES_SIZE].reshape(-1, NUM_PLANES, 7, 7)
+        v = self.vector(obs[:, PLANES_SIZE:])
+        x = self.stem(planes) + self.vector_to_planes(v)[:, :, None, None]
+        x = self.tower(x)
+        place = self.place_head(x).permute(0, 2, 3, 1).reshape(-1, rules.NUM_PLACEMENT_ACTIONS)
+        summary = torch.cat([x.mean(dim=(2, 3)), x.amax(dim=(2, 3)), v], dim=1)
+        logits = torch.cat([place, self.other_head(summary)], dim=1)
+        if mask is not None:
+            logits = masked_logits(logits, mask)
+        return logits, self.value(summary)
+
+
+def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    return logits.masked_fill(~mask.bool(), MASKED_LOGIT)
+
+
+def resolve_device(name: str = "auto") -> torch.device:
+    """'auto' = CUDA when present, else CPU."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def net_config_dict(net: PolicyValueNet) -> dict:
+    return asdict(net.config)
+
+
+assert OBS_SIZE == PLANES_SIZE + NUM_VECTOR_FEATURES
+
+
+# --- checkpoints ------------------------------------------------------------------------
+CHECKPOINT_FORMAT = "twentyfourseven-checkpoint-v1"
+
+
+def save_checkpoint(path, net: PolicyValueNet, **extra) -> None:
+    """Write a checkpoint: the network (weights + shape) and any extra training state.
+    Written to a temporary file first, so a crash never leaves a half-written file."""
+    import os
+
+    payload = {"format": CHECKPOINT_FORMAT, "net_config": net_config_dict(net),
+               "model": net.state_dict(), **extra}
+    tmp = f"{path}.tmp"
+    torch.save(payload, tmp)
+    os.replace(tmp, path)
+
+
+def read_checkpoint(path, device: str | torch.device = "cpu") -> dict:
+    """Load a checkpoint file; ValueError with a clear message if it is missing or corrupt."""
+    import os
+
+    if not os.path.isfile(path):
+        raise ValueError(f"checkpoint not found: {path}")
+    try:
+        payload = torch.load(path, map_location=device, weights_only=False)
+    except Exception as exc:
+        raise ValueError(f"checkpoint {path} is corrupt or not a checkpoint: {exc}") from exc
+    if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"{path} is not a {CHECKPOINT_FORMAT} file")
+    return payload
+
+
+def load_net(path, device: str | torch.device = "cpu") -> PolicyValueNet:
+    """The network stored in a checkpoint, in eval mode."""
+    payload = read_checkpoint(path, device)
+    try:
+        net = PolicyValueNet(NetConfig(**payload["net_config"]))
+        net.load_state_dict(payload["model"])
+    except Exception as exc:
+        raise ValueError(f"checkpoint {path} does not match the network: {exc}") from exc
+    return net.to(device).eval()

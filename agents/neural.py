@@ -1,0 +1,68 @@
+"""Agents backed by a trained network: the raw policy (`checkpoint:PATH`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .base import Agent, register
+from .nets import PolicyValueNet, load_net
+
+
+class NetPolicy:
+    """Batched masked policy over a network: the piece shared by agents and trainers."""
+
+    def __init__(self, net: PolicyValueNet, device: str | torch.device = "cpu"):
+        self.net = net.eval()
+        self.device = torch.device(device)
+        self.num_actions = net.config.num_actions
+
+    @torch.no_grad()
+    def logits_values(self, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        o = torch.as_tensor(obs, dtype=torch.float32, device=self.device)
+        m = torch.as_tensor(mask[:, : self.num_actions], dtype=torch.bool, device=self.device)
+        logits, values = self.net(o, m)
+        return logits.cpu().numpy(), values.cpu().numpy()
+
+    def choose(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator, temperature: float = 0.0):
+        """One action per row: argmax (temperature 0) or a sample at that temperature."""
+        logits, _ = self.logits_values(obs, mask)
+        if temperature <= 0:
+            return logits.argmax(axis=1)
+        z = logits / temperature
+        z = z - z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(axis=1, keepdims=True)
+        u = rng.random((len(p), 1))
+        return np.minimum((p.cumsum(axis=1) < u).sum(axis=1), p.shape[1] - 1)
+
+
+class NetAgent(Agent):
+    """The raw policy of a network: the most likely legal action (no search);
+    `temperature` > 0 samples instead. Team show actions are only chosen if the network
+    was trained with the team action space."""
+
+    name = "net"
+    needs_observation = True
+
+    def __init__(self, policy: NetPolicy, temperature: float = 0.0):
+        super().__init__()
+        if temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {temperature}")
+        self.temperature = float(temperature)
+        self.policy = policy
+
+    def act(self, observation, view) -> int:
+        mask = view.legal_action_mask()[None, : self.policy.num_actions]
+        if not mask.any():  # only team shows are legal beyond the net's action space
+            return int(view.legal_actions()[0])
+        return int(self.policy.choose(observation[None], mask, self.rng, self.temperature)[0])
+
+
+@register("checkpoint")
+class CheckpointAgent(NetAgent):
+    """`checkpoint:PATH[,temperature=T,device=cpu]`: the raw policy stored in a checkpoint."""
+
+    def __init__(self, path: str, temperature: float = 0.0, device: str = "cpu"):
+        self.path = path
+        super().__init__(NetPolicy(load_net(path, device), device), temperature)

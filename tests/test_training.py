@@ -1,0 +1,138 @@
+"""train.py end to end on a tiny config: it trains, checkpoints, resumes and its
+checkpoint plays; configs are validated; masking never lets an illegal action through."""
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+import agents
+import train
+from agents.nets import PolicyValueNet, load_net, read_checkpoint
+from agents.play import play_game
+from engine import random_deal, rules
+from env.observation import OBS_SIZE
+from training.config import config_from_dict, load_config
+
+TINY = {
+    "name": "tiny", "seed": 3, "iterations": 2,
+    "net": {"channels": 8, "blocks": 1, "vector_hidden": 16, "head_hidden": 16},
+    "ppo": {"num_envs": 8, "steps_per_iteration": 12, "epochs": 1, "minibatch_size": 64,
+            "opponents": {"self": 0.5, "random": 0.25, "greedy": 0.25}},
+    "alphazero": {"games_per_iteration": 2, "simulations": 4, "batch_size": 16, "train_steps_per_iteration": 2},
+    "eval": {"every": 1, "games": 2, "opponents": ["random"]},
+}
+
+
+def write_config(tmp_path, **changes) -> Path:
+    data = yaml.safe_load(yaml.safe_dump(TINY))
+    for key, value in changes.items():
+        node = data
+        *parents, last = key.split(".")
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[last] = value
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.mark.parametrize("algorithm", ["ppo", "alphazero"])
+def test_tiny_config_trains_and_checkpoint_plays(tmp_path, algorithm):
+    cfg = write_config(tmp_path, algorithm=algorithm)
+    run = train.main(["--config", str(cfg), "--runs", str(tmp_path / "runs")])
+    for name in ("config.yaml", "checkpoint.pt", "best.pt", "metrics.csv", "learning_curve.png"):
+        assert (run / name).is_file(), name
+    assert list((run / "tb").iterdir()), "TensorBoard events written"
+    rows = list(csv.DictReader((run / "metrics.csv").open()))
+    assert [int(r["iteration"]) for r in rows] == [1, 2]
+    assert "eval_win_rate_vs_random" in rows[-1]
+    agent = agents.make(f"checkpoint:{run / 'best.pt'}", seed=0)
+    record = play_game([agent, agents.make("random", seed=1)], random_deal(5))
+    assert record.forfeit is None and len(record.actions) > 10
+
+
+def test_resume_continues_from_saved_step(tmp_path):
+    cfg = write_config(tmp_path, iterations=2)
+    run = train.main(["--config", str(cfg), "--runs", str(tmp_path / "runs")])
+    # extend the same run: the saved iteration is kept and training goes on from it
+    train.main(["--resume", str(run), "--set", "iterations=3"])
+    with pytest.raises(ValueError, match="cannot change on --resume"):
+        train.main(["--resume", str(run), "--set", "seed=5"])
+    payload = read_checkpoint(run / "checkpoint.pt")
+    assert payload["trainer"]["iteration"] == 3
+    rows = list(csv.DictReader((run / "metrics.csv").open()))
+    assert [int(r["iteration"]) for r in rows] == [1, 2, 3]
+
+
+def test_same_seed_same_first_checkpoint(tmp_path):
+    weights = []
+    for k in range(2):
+        cfg = write_config(tmp_path, iterations=1, name=f"det{k}")
+        run = train.main(["--config", str(cfg), "--runs", str(tmp_path / "runs")])
+        weights.append(read_checkpoint(run / "checkpoint.pt")["model"])
+    for key in weights[0]:
+        assert torch.equal(weights[0][key], weights[1][key]), key
+
+
+def test_new_run_refuses_to_overwrite(tmp_path):
+    cfg = write_config(tmp_path, iterations=1)
+    train.main(["--config", str(cfg), "--runs", str(tmp_path / "runs")])
+    with pytest.raises(ValueError, match="already holds a run"):
+        train.main(["--config", str(cfg), "--runs", str(tmp_path / "runs")])
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"algorithm": "dqn"}, "algorithm"),
+    ({"ppo": {"num_envz": 3}}, "unknown config key"),
+    ({"iterations": "ten"}, "expected an integer"),
+    ({"num_players": 3, "team": True}, "team"),
+    ({"ppo": {"opponents": {"alien": 1.0}}}, "unknown kinds"),
+    ({"net": "big"}, "must be a mapping"),
+])
+def test_malformed_configs_are_clear_errors(bad, message):
+    with pytest.raises(ValueError, match=message):
+        config_from_dict(bad)
+
+
+def test_config_file_errors(tmp_path):
+    with pytest.raises(ValueError, match="not found"):
+        load_config(tmp_path / "missing.yaml")
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("name: [unclosed")
+    with pytest.raises(ValueError, match="not valid YAML"):
+        load_config(broken)
+
+
+def test_corrupt_checkpoint_is_a_clear_error(tmp_path):
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a checkpoint")
+    with pytest.raises(ValueError, match="corrupt"):
+        load_net(bad)
+    with pytest.raises(ValueError, match="checkpoint not found"):
+        agents.make(f"checkpoint:{tmp_path / 'nope.pt'}")
+
+
+def test_masking_never_lets_an_illegal_action_through():
+    torch.manual_seed(0)
+    net = PolicyValueNet().eval()
+    obs = torch.randn(64, OBS_SIZE)
+    mask = torch.zeros(64, rules.NUM_ACTIONS, dtype=torch.bool)
+    rng = np.random.default_rng(0)
+    for row in range(64):
+        mask[row, rng.choice(rules.NUM_ACTIONS, size=rng.integers(1, 5), replace=False)] = True
+    logits, _ = net(obs, mask)
+    samples = torch.distributions.Categorical(logits=logits).sample((200,))
+    assert mask.gather(1, samples.T).all()
+    assert mask[torch.arange(64), logits.argmax(1)].all()
+
+
+def test_cli_help():
+    out = subprocess.run([sys.executable, "train.py", "--help"], capture_output=True, text=True,
+                         cwd=Path(train.__file__).parent)
+    assert out.returncode == 0 and "--resume" in out.stdout

@@ -1,0 +1,185 @@
+"""Training configuration: typed dataclasses loaded from YAML, strictly.
+
+Every field has a default and a one-line meaning. Unknown keys, wrong types and bad
+values are clear errors that name the offending key. The resolved config is saved in
+every run directory, and a resumed run checks that it matches.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from agents.nets import NetConfig
+
+
+@dataclass
+class PPOConfig:
+    num_envs: int = 64  # games stepped together by the vector env
+    steps_per_iteration: int = 64  # vector-env steps collected per update
+    epochs: int = 4  # passes over each batch
+    minibatch_size: int = 512
+    learning_rate: float = 3e-4
+    clip: float = 0.2  # PPO ratio clip
+    value_coef: float = 0.5
+    entropy_coef: float = 0.01
+    points_reward: float = 0.3  # return = (1-w) final reward + w tanh(own minutes from here / 100); w=0: final only
+    max_grad_norm: float = 0.5
+    snapshot_every: int = 10  # iterations between snapshots added to the opponent pool
+    pool_size: int = 5  # past snapshots kept as opponents
+    # Who sits in the other seats, with weights: "self" (every seat is the learner),
+    # "past" (a pooled snapshot), "random", "greedy".
+    opponents: dict = field(default_factory=lambda: {"self": 0.5, "past": 0.2, "random": 0.15, "greedy": 0.15})
+
+
+@dataclass
+class AlphaZeroConfig:
+    games_per_iteration: int = 32  # self-play games played in lockstep per iteration
+    simulations: int = 64  # PUCT simulations per move
+    c_puct: float = 1.5
+    dirichlet_alpha: float = 0.3  # root noise
+    dirichlet_fraction: float = 0.25
+    temperature_moves: int = 8  # moves per seat sampled from visit counts, then argmax
+    replay_size: int = 50_000  # positions kept
+    batch_size: int = 256
+    train_steps_per_iteration: int = 50
+    learning_rate: float = 1e-3
+    weight_decay: float = 1e-4
+    margin_weight: float = 0.0  # blend of the score margin into the value target
+
+
+@dataclass
+class EvalConfig:
+    every: int = 10  # iterations between evaluations (and checkpoints)
+    games: int = 40  # games per opponent (duplicate pairs: each deal from both seats)
+    opponents: list = field(default_factory=lambda: ["random", "greedy"])
+
+
+@dataclass
+class TrainConfig:
+    name: str = "run"  # the run directory is runs/<name>
+    algorithm: str = "ppo"  # "ppo" or "alphazero"
+    seed: int = 0
+    device: str = "auto"  # "auto" (CUDA when present), "cpu", "cuda"
+    torch_threads: int = 1  # torch intra-op threads (1 avoids fighting numba and the OS)
+    num_players: int = 2
+    team: bool = False
+    iterations: int = 100  # updates to run
+    net: NetConfig = field(default_factory=NetConfig)
+    ppo: PPOConfig = field(default_factory=PPOConfig)
+    alphazero: AlphaZeroConfig = field(default_factory=AlphaZeroConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+
+    def validate(self) -> None:
+        _check(self.algorithm in ("ppo", "alphazero"), "algorithm", "must be 'ppo' or 'alphazero'")
+        _check(self.num_players in (2, 3, 4), "num_players", "must be 2, 3 or 4")
+        _check(not self.team or self.num_players == 4, "team", "the team variant needs num_players: 4")
+        _check(self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:"), "device",
+               "must be auto, cpu or cuda[:N]")
+        _check(self.iterations >= 1, "iterations", "must be >= 1")
+        _check(self.torch_threads >= 1, "torch_threads", "must be >= 1")
+        for key in ("num_envs", "steps_per_iteration", "epochs", "minibatch_size", "snapshot_every", "pool_size"):
+            _check(getattr(self.ppo, key) >= 1, f"ppo.{key}", "must be >= 1")
+        _check(0 < self.ppo.learning_rate < 1, "ppo.learning_rate", "must be in (0, 1)")
+        _check(0 <= self.ppo.points_reward <= 1, "ppo.points_reward", "must be in [0, 1]")
+        unknown = set(self.ppo.opponents) - {"self", "past", "random", "greedy"}
+        _check(not unknown, "ppo.opponents", f"unknown kinds {sorted(unknown)}; use self, past, random, greedy")
+        _check(all(w >= 0 for w in self.ppo.opponents.values()) and sum(self.ppo.opponents.values()) > 0,
+               "ppo.opponents", "weights must be >= 0 and not all 0")
+        for key in ("games_per_iteration", "simulations", "batch_size", "train_steps_per_iteration", "replay_size"):
+            _check(getattr(self.alphazero, key) >= 1, f"alphazero.{key}", "must be >= 1")
+        _check(self.eval.every >= 1 and self.eval.games >= 0, "eval", "every must be >= 1 and games >= 0")
+        _check(self.net.channels >= 1 and self.net.blocks >= 0, "net", "channels >= 1 and blocks >= 0")
+
+
+def _check(ok: bool, key: str, message: str) -> None:
+    if not ok:
+        raise ValueError(f"config key {key!r}: {message}")
+
+
+def _build(cls, data: dict, prefix: str):
+    """Instantiate dataclass `cls` from a mapping, rejecting unknown keys and bad types."""
+    if not isinstance(data, dict):
+        raise ValueError(f"config section {prefix or 'top level'!r} must be a mapping, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = set(data) - set(fields)
+    if unknown:
+        raise ValueError(f"unknown config key(s) {sorted(prefix + k for k in unknown)}; "
+                         f"valid keys here: {sorted(fields)}")
+    kwargs = {}
+    for name, value in data.items():
+        hint = hints[name]
+        key = prefix + name
+        if dataclasses.is_dataclass(hint):
+            kwargs[name] = _build(hint, value or {}, key + ".")
+        else:
+            kwargs[name] = _coerce(value, hint, key)
+    return cls(**kwargs)
+
+
+def _coerce(value, hint, key):
+    origin = typing.get_origin(hint) or hint
+    if isinstance(hint, types.UnionType):
+        origin = typing.get_args(hint)[0]
+    if origin is bool:
+        if not isinstance(value, bool):
+            raise ValueError(f"config key {key!r}: expected true/false, got {value!r}")
+        return value
+    if origin is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"config key {key!r}: expected an integer, got {value!r}")
+        return value
+    if origin is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"config key {key!r}: expected a number, got {value!r}")
+        return float(value)
+    if origin is str:
+        if not isinstance(value, str):
+            raise ValueError(f"config key {key!r}: expected a string, got {value!r}")
+        return value
+    if origin in (dict, list):
+        if not isinstance(value, origin):
+            raise ValueError(f"config key {key!r}: expected a {origin.__name__}, got {value!r}")
+        return value
+    return value
+
+
+def config_from_dict(data: dict) -> TrainConfig:
+    cfg = _build(TrainConfig, data or {}, "")
+    cfg.validate()
+    return cfg
+
+
+def load_config(path: str | Path, overrides: list[str] = ()) -> TrainConfig:
+    """Load a YAML config; `overrides` are "a.b=value" strings (YAML-parsed values)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"config file not found: {path}")
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise ValueError(f"config file {path} is not valid YAML: {exc}") from exc
+    for item in overrides:
+        key, eq, text = item.partition("=")
+        if not eq:
+            raise ValueError(f"override {item!r} must look like key.sub=value")
+        node = data
+        parts = key.strip().split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = yaml.safe_load(text)
+    return config_from_dict(data)
+
+
+def config_to_dict(cfg: TrainConfig) -> dict:
+    return dataclasses.asdict(cfg)
+
+
+def save_config(path: str | Path, cfg: TrainConfig) -> None:
+    Path(path).write_text(yaml.safe_dump(config_to_dict(cfg), sort_keys=False))
