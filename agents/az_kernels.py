@@ -17,7 +17,7 @@ an edge holds the total value *for the seat that chose that edge*.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from engine import kernels, rules
 from engine.determinize import sample_world
@@ -56,13 +56,13 @@ def _select(child, visits, value_sum, prior, node_visits, b, node, legal, num_le
     return best_a
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def select_leaves(root_grid, root_info, active, rng, child, visits, value_sum, prior, node_count,
                   node_visits, expanded, c_puct, sim_grid, sim_info, legal, path_nodes, path_actions,
                   path_movers, path_len, leaf, leaf_obs, leaf_mask, terminal_values, scratch):
     """One simulation step for every active search b: sample a world, descend, and write
     the leaf to evaluate (or the terminal rewards when the world's game is over)."""
-    for b in prange(root_grid.shape[0]):
+    for b in range(root_grid.shape[0]):
         if not active[b]:
             continue
         seat = root_info[b, CURRENT]
@@ -105,13 +105,13 @@ def select_leaves(root_grid, root_info, active, rng, child, visits, value_sum, p
         kernels.legal_mask(g, info, leaf_mask[b])
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def expand_and_backup(active, child, visits, value_sum, prior, node_visits, expanded, leaf, leaf_priors,
                       leaf_values, terminal_values, path_nodes, path_actions, path_movers, path_len,
                       sim_info):
     """Store the leaf priors and back the leaf's value up the path of every active search.
     leaf_values (B, 4) are seat-rotated from the leaf's mover (slot 0 = mover)."""
-    for b in prange(active.shape[0]):
+    for b in range(active.shape[0]):
         if not active[b]:
             continue
         n = sim_info[b, NUM_PLAYERS]
