@@ -83,10 +83,10 @@ class GameState:
 
     @classmethod
     def from_position(cls, board: dict, hands, num_players: int = 2, team: bool = False,
-                      current_player: int = 0, bag=()) -> "GameState":
+                      current_player: int = 0, bag=(), *, scores=None) -> "GameState":
         """Any position, for tests and analysis: `board` maps (row, col) to a value,
-        `hands[seat]` lists the seat's tile values, `bag` is in draw order. Scores start
-        at zero and the 40-tile multiset is not enforced."""
+        `hands[seat]` lists the seat's tile values, `bag` is in draw order, `scores` the
+        minutes so far (default zeros). The 40-tile multiset is not enforced."""
         rules.check_game_options(num_players, team)
         if len(hands) != num_players:
             raise ValueError(f"need {num_players} hands, got {len(hands)}")
@@ -104,6 +104,10 @@ class GameState:
         kernels.setup_position(grid, info, layout.PAD_OF_CELL[cells].astype(np.int64), values, counts,
                                np.asarray(bag, dtype=np.int64), int(num_players), int(bool(team)),
                                int(current_player))
+        if scores is not None:
+            if len(scores) != num_players:
+                raise ValueError(f"need {num_players} scores, got {len(scores)}")
+            info[layout.SCORE:layout.SCORE + num_players] = scores
         return cls(grid, info)
 
     def clone(self) -> "GameState":
