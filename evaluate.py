@@ -1,0 +1,143 @@
+#!/usr/bin/env python
+"""Tournaments between 24/7 agents, with ratings and confidence intervals.
+
+    python evaluate.py --agents random greedy ismcts:iterations=400 --games 200 --out results/demo
+    python evaluate.py --config configs/eval_quick.yaml --workers 2
+    python evaluate.py replay results/demo/games.jsonl --game 3 --step 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+
+DESCRIPTION = """\
+Play a duplicate round-robin between agents and rate them.
+
+Agents are spec strings: random, greedy, ismcts:iterations=400, pimc:determinizations=20,
+checkpoint:runs/x/best.pt ... (unknown names or bad parameters are reported before any
+game runs). A YAML --config holds the same settings (keys = the long flag names with _
+for -, e.g. save_games: true); flags given on the command line override it.
+
+Replay a saved game:  evaluate.py replay OUT/games.jsonl --game N [--step K]
+"""
+
+EPILOG = """\
+schedule:
+  2 players: every pair of agents is a table. 3-4 players: every combination of distinct
+  agents (K >= seats), or every multiset with at least two different agents (K < seats,
+  e.g. 2 agents at 3 seats: A A B and A B B). --team: every pair, one agent per team.
+  Duplicate deals: each deal is played at every table in every seating (cyclic rotations,
+  so each agent gets each hand and seat; or --seating permutations), so --games is
+  rounded up to whole duplicate sets. Game ids are deal-major and every agent is seeded
+  per game from (seed, game id, seat): results do not depend on --workers (agents with a
+  time budget are not deterministic).
+
+statistics:
+  Win rate counts a draw as half; with 3-4 players "A beats B" means A finished ahead of B.
+  95% intervals: percentile bootstrap over deals (whole duplicate sets, the honest unit as
+  their games are correlated); the Wilson interval (independent games) is also in
+  results.json. Ratings: Bradley-Terry maximum likelihood on all pairwise results, on the
+  Elo scale, anchored at random = 0 (else the first agent; --anchor mean for mean 0), with
+  --prior-draws virtual draws per pair. 3-4 players also get openskill Plackett-Luce.
+  --sprt elo0,elo1 (2 agents): GSPRT on per-deal scores (alpha = beta = 0.05 by default),
+  stops once elo(first - second) <= elo0 or >= elo1 is accepted; the LLR is reported.
+
+outputs (in --out):
+  results.json  agents, games, ratings {agent: {value, ci95, ...}}, pairs {"A vs B": ...}
+  games.csv     one row per game: ids, deal seed, seats, scores, ranks, winner, forfeit
+  games.jsonl   the journal (with deals and moves under --save-games)
+  ratings.png, winrate.png, scores.png, config.yaml (the resolved config)
+  Ctrl-C or a crash keeps finished games; rerun the same command to resume.
+"""
+
+
+def run_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="evaluate.py", description=DESCRIPTION, epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", metavar="FILE", help="YAML config (configs/eval_*.yaml); flags override it")
+    p.add_argument("--agents", nargs="+", metavar="SPEC", help="agent specs (at least 2)")
+    p.add_argument("--players", type=int, choices=(2, 3, 4), help="seats per game (default 2)")
+    p.add_argument("--team", action=argparse.BooleanOptionalAction, default=None,
+                   help="team variant, 4 players: one agent per team (seats 0+2 vs 1+3)")
+    p.add_argument("--games", type=int, metavar="N",
+                   help="games per table (per pair with 2 players), rounded up to whole duplicate sets "
+                        "(default 100)")
+    p.add_argument("--seed", type=int, metavar="S", help="master seed for deals and agents (default 0)")
+    p.add_argument("--workers", type=int, metavar="W", help="worker processes; 0 = all cores (default), 1 = serial")
+    p.add_argument("--out", metavar="DIR", help="output directory; rerun with the same one to resume "
+                                                "(default results/<players>p-<agents>-<hash>)")
+    p.add_argument("--seating", choices=("rotations", "permutations"),
+                   help="seatings per deal for 3-4 players (default rotations)")
+    p.add_argument("--sprt", metavar="ELO0,ELO1", help="sequential test for 2 agents: stop once decided")
+    p.add_argument("--sprt-alpha", type=float, metavar="A", help="SPRT false positive rate (default 0.05)")
+    p.add_argument("--sprt-beta", type=float, metavar="B", help="SPRT false negative rate (default 0.05)")
+    p.add_argument("--bootstrap", type=int, metavar="B", help="bootstrap resamples over deals (default 1000)")
+    p.add_argument("--anchor", metavar="AGENT", help="agent pinned to 0 Elo, or 'mean' (default random/first)")
+    p.add_argument("--prior-draws", type=float, metavar="X", help="virtual draws per pair for ratings (default 1)")
+    p.add_argument("--save-games", action=argparse.BooleanOptionalAction, default=None,
+                   help="store each game's deal and moves in games.jsonl for replays")
+    p.add_argument("--plots", action=argparse.BooleanOptionalAction, default=None, help="write PNG plots (default on)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="show a progress bar (default on)")
+    p.add_argument("--import", dest="imports", action="append", metavar="MODULE",
+                   help="import a module or .py file first (e.g. one registering agents); repeatable "
+                        "(config key: imports)")
+    p.add_argument("--start-method", choices=("spawn", "fork", "forkserver"),
+                   help="multiprocessing start method (default spawn)")
+    p.add_argument("--fresh", action="store_true", help="discard the games already in --out and start over")
+    return p
+
+
+def replay_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="evaluate.py replay",
+                                description="Print a saved game: the move list with minutes per move and the board.")
+    p.add_argument("file", help="games.jsonl of a run made with --save-games (or its directory)")
+    p.add_argument("--game", type=int, default=0, metavar="N", help="game id (column 'game' of games.csv)")
+    p.add_argument("--step", type=int, metavar="K", help="show the board after K moves (default: the end)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "replay":
+        args = replay_parser().parse_args(argv[1:])
+        from evaluation.replay import load_game, replay_text
+
+        try:
+            print(replay_text(load_game(args.file, args.game), args.step))
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        return 0
+
+    args = run_parser().parse_args(argv)
+    from evaluation import EvalConfig, run_evaluation
+
+    overrides = {k: v for k, v in vars(args).items() if k not in ("config", "fresh") and v is not None}
+    try:
+        cfg = EvalConfig.from_yaml(args.config) if args.config else EvalConfig()
+        cfg = cfg.override(**overrides)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    signal.signal(signal.SIGTERM, _interrupt)  # a plain kill also leaves a clean journal
+    try:
+        run_evaluation(cfg, fresh=args.fresh)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: the finished games are in {cfg.out}/games.jsonl; "
+              "rerun the same command to resume", file=sys.stderr)
+        return 130
+    return 0
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+if __name__ == "__main__":
+    sys.exit(main())

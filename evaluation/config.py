@@ -1,0 +1,226 @@
+"""The evaluation config: one strict, typed dataclass behind the YAML files and the CLI.
+
+A YAML config (configs/eval_*.yaml) holds any subset of the fields below; unknown
+keys and wrongly typed values are rejected with a clear message. CLI flags override
+the file. The resolved config is saved as ``config.yaml`` in the output directory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+SEATINGS = ("rotations", "permutations")
+START_METHODS = ("spawn", "fork", "forkserver")
+
+
+@dataclass
+class EvalConfig:
+    """A tournament between agents (see evaluate.py --help for the CLI spelling)."""
+
+    agents: list[str] = field(default_factory=list)
+    """Agent spec strings, e.g. ``random``, ``greedy``, ``ismcts:iterations=400``,
+    ``checkpoint:runs/x/best.pt``. A spec given twice is labelled ``spec#2``."""
+    players: int = 2
+    """Seats per game: 2, 3 or 4."""
+    team: bool = False
+    """Team variant (4 players): each table is two agents, one per team (seats 0+2, 1+3)."""
+    games: int = 100
+    """Games per table (per pair of agents with 2 players), rounded up to whole
+    duplicate sets: every deal is played in every seating of the table."""
+    seed: int = 0
+    """Master seed: deals and every agent's per-game seed derive from it."""
+    workers: int = 0
+    """Worker processes; 0 = all cores, 1 = play in this process."""
+    out: str | None = None
+    """Output directory; rerunning with the same one resumes. Default: results/<name>."""
+    seating: str = "rotations"
+    """Seatings of a table per deal: "rotations" (each agent in each seat once) or
+    "permutations" (every order of the agents; 3 players: 6, 4 players: 24)."""
+    sprt: list[float] | None = None
+    """[elo0, elo1]: stop a 2-agent match early once a GSPRT decides elo <= elo0 or >= elo1
+    (elo of the first agent over the second)."""
+    sprt_alpha: float = 0.05
+    sprt_beta: float = 0.05
+    bootstrap: int = 1000
+    """Bootstrap resamples (over deals) for the 95% intervals."""
+    anchor: str | None = None
+    """Agent (label) pinned to 0 Elo; "mean" for mean 0; default: random if present, else
+    the first agent."""
+    prior_draws: float = 1.0
+    """Virtual draws between every pair of agents that met (keeps Bradley-Terry finite)."""
+    save_games: bool = False
+    """Also store each game's deal and moves in games.jsonl (for `evaluate.py replay`)."""
+    plots: bool = True
+    progress: bool = True
+    imports: list[str] = field(default_factory=list)
+    """Python modules or .py files to import first (they may register more agents)."""
+    start_method: str = "spawn"
+    """multiprocessing start method of the worker pool."""
+
+    # --- construction ---------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: str = "config") -> "EvalConfig":
+        if not isinstance(data, dict):
+            raise ValueError(f"{source}: expected a mapping of keys to values, got {type(data).__name__}")
+        names = [f.name for f in dataclasses.fields(cls)]
+        unknown = [k for k in data if k not in names]
+        if unknown:
+            hints = []
+            for k in unknown:
+                close = difflib.get_close_matches(str(k), names, n=1)
+                hints.append(f"{k!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+            raise ValueError(f"{source}: unknown key(s) {', '.join(hints)}; valid keys: {', '.join(names)}")
+        cfg = cls()
+        for key, value in data.items():
+            setattr(cfg, key, _coerce(key, value, source))
+        return cfg
+
+    @classmethod
+    def from_yaml(cls, path: str | os.PathLike) -> "EvalConfig":
+        path = Path(path)
+        if not path.is_file():
+            raise ValueError(f"config file not found: {path}")
+        try:
+            data = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{path}: malformed YAML: {exc}") from exc
+        return cls.from_dict(data or {}, source=str(path))
+
+    def override(self, **changes) -> "EvalConfig":
+        """A copy with the given (non-None) fields replaced and type-checked."""
+        data = self.to_dict()
+        for key, value in changes.items():
+            if value is not None:
+                data[key] = value
+        return EvalConfig.from_dict(data, source="command line")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    # --- validation -------------------------------------------------------------------
+    def validate(self) -> "EvalConfig":
+        """Check the fields together; raise ValueError with a clear message."""
+        if len(self.agents) < 2:
+            raise ValueError(f"need at least 2 agents, got {self.agents!r} (e.g. --agents random greedy)")
+        if self.players not in (2, 3, 4):
+            raise ValueError(f"players must be 2, 3 or 4, got {self.players}")
+        if self.team and self.players != 4:
+            raise ValueError(f"the team variant needs players: 4, got {self.players}")
+        if self.games < 1:
+            raise ValueError(f"games must be >= 1, got {self.games}")
+        if self.seed < 0:
+            raise ValueError(f"seed must be >= 0, got {self.seed}")
+        if self.workers < 0:
+            raise ValueError(f"workers must be >= 0 (0 = all cores), got {self.workers}")
+        if self.seating not in SEATINGS:
+            raise ValueError(f"seating must be one of {SEATINGS}, got {self.seating!r}")
+        if self.start_method not in START_METHODS:
+            raise ValueError(f"start_method must be one of {START_METHODS}, got {self.start_method!r}")
+        if self.sprt is not None:
+            if len(self.sprt) != 2 or not self.sprt[0] < self.sprt[1]:
+                raise ValueError(f"sprt must be [elo0, elo1] with elo0 < elo1, got {self.sprt!r}")
+            if len(self.agents) != 2:
+                raise ValueError(f"--sprt is for a head-to-head match of exactly 2 agents, got {len(self.agents)}")
+        for name in ("sprt_alpha", "sprt_beta"):
+            if not 0 < getattr(self, name) < 0.5:
+                raise ValueError(f"{name} must be in (0, 0.5), got {getattr(self, name)}")
+        if self.bootstrap < 0:
+            raise ValueError(f"bootstrap must be >= 0, got {self.bootstrap}")
+        if self.prior_draws < 0:
+            raise ValueError(f"prior_draws must be >= 0, got {self.prior_draws}")
+        labels = self.labels()
+        if self.anchor not in (None, "mean") and self.anchor not in labels:
+            raise ValueError(f"anchor {self.anchor!r} is not one of the agents {labels} (or 'mean')")
+        return self
+
+    # --- derived --------------------------------------------------------------------------
+    def labels(self) -> list[str]:
+        """Unique display names: the spec, with ``#2``, ``#3``... on repeats."""
+        seen: dict[str, int] = {}
+        out = []
+        for spec in self.agents:
+            seen[spec] = seen.get(spec, 0) + 1
+            out.append(spec if seen[spec] == 1 else f"{spec}#{seen[spec]}")
+        return out
+
+    def anchor_index(self) -> int | None:
+        """Agent pinned to 0 Elo (None: mean 0)."""
+        if self.anchor == "mean":
+            return None
+        labels = self.labels()
+        if self.anchor is not None:
+            return labels.index(self.anchor)
+        return labels.index("random") if "random" in labels else 0
+
+    def fingerprint(self) -> dict[str, Any]:
+        """The fields that decide which games a run plays (a resume must match them).
+        `games` may grow or shrink between resumes: job ids do not depend on it."""
+        return {k: getattr(self, k) for k in ("agents", "players", "team", "seed", "seating")}
+
+    def num_workers(self) -> int:
+        if self.workers:
+            return self.workers
+        try:
+            return len(os.sched_getaffinity(0))
+        except AttributeError:  # pragma: no cover - not Linux
+            return os.cpu_count() or 1
+
+    def default_out(self) -> str:
+        names = "-".join(re.sub(r"[^A-Za-z0-9]+", "", s.split(":")[0])[:12] for s in self.agents[:4])
+        digest = hashlib.sha1(json.dumps(self.fingerprint(), sort_keys=True).encode()).hexdigest()[:6]
+        return str(Path("results") / f"{self.players}p{'-team' if self.team else ''}-{names}-{digest}")
+
+
+def _coerce(key: str, value: Any, source: str) -> Any:
+    """Type-check one field (accepting the obvious spellings: "0,50" for sprt, a string
+    for a one-item list, ints for floats)."""
+    where = f"{source}: {key}"
+    if key in ("agents", "imports"):
+        if isinstance(value, str):
+            value = value.split() if key == "agents" else [value]
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v.strip() for v in value):
+            raise ValueError(f"{where} must be a list of non-empty strings, got {value!r}")
+        return [v.strip() for v in value]
+    if key in ("players", "games", "seed", "workers", "bootstrap"):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{where} must be an integer, got {value!r}")
+        return value
+    if key in ("team", "save_games", "plots", "progress"):
+        if not isinstance(value, bool):
+            raise ValueError(f"{where} must be true or false, got {value!r}")
+        return value
+    if key in ("sprt_alpha", "sprt_beta", "prior_draws"):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{where} must be a number, got {value!r}")
+        return float(value)
+    if key == "sprt":
+        if value is None:
+            return None
+        if isinstance(value, str):
+            try:
+                value = [float(v) for v in value.replace(" ", "").split(",")]
+            except ValueError:
+                raise ValueError(f"{where} must be 'elo0,elo1', got {value!r}") from None
+        if (not isinstance(value, (list, tuple)) or len(value) != 2
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
+            raise ValueError(f"{where} must be [elo0, elo1], got {value!r}")
+        return [float(v) for v in value]
+    if key in ("out", "anchor"):
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"{where} must be a string, got {value!r}")
+        return value
+    if key in ("seating", "start_method"):
+        if not isinstance(value, str):
+            raise ValueError(f"{where} must be a string, got {value!r}")
+        return value
+    raise AssertionError(key)  # pragma: no cover - every field is handled above

@@ -1,0 +1,100 @@
+"""One evaluation run, start to finish: check, play (or resume), analyze, write."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from .config import EvalConfig
+from .executor import load_plugins, make_executor
+from .report import analyze, format_results, write_games_csv, write_json
+from .stats import Sprt
+from .tournament import Journal, Schedule, play_tournament
+
+OUTPUT_FILES = ("games.jsonl", "games.csv", "results.json", "config.yaml", "ratings.png", "winrate.png",
+                "scores.png")
+
+
+def check_agents(cfg: EvalConfig) -> None:
+    """Build every agent once (and seat it) so a bad spec fails before any game runs."""
+    import agents
+
+    load_plugins(cfg.imports)
+    for spec in dict.fromkeys(cfg.agents):
+        agent = agents.make(spec, seed=0)  # ValueError on unknown names or bad parameters
+        try:
+            agent.reset(0, cfg.players, cfg.team)
+        except Exception as exc:
+            raise ValueError(f"agent {spec!r} cannot play a {cfg.players}-player game: {exc}") from exc
+
+
+def prepare_out(cfg: EvalConfig, fresh: bool = False) -> Path:
+    """Create the output directory; refuse to mix two different runs in one directory."""
+    out = Path(cfg.out)
+    saved = out / "config.yaml"
+    if fresh:
+        for name in OUTPUT_FILES:
+            (out / name).unlink(missing_ok=True)
+    elif saved.exists() and (out / "games.jsonl").exists():
+        try:
+            old = EvalConfig.from_dict(yaml.safe_load(saved.read_text()) or {}, str(saved))
+        except ValueError:
+            old = None
+        mine = cfg.fingerprint()
+        theirs = old.fingerprint() if old is not None else {}
+        diff = [k for k in mine if mine[k] != theirs.get(k)]
+        if diff:
+            what = ", ".join(f"{k}: {theirs.get(k)!r} there, {mine[k]!r} now" for k in diff)
+            raise ValueError(f"{out} holds a different run ({what}); use another --out, or --fresh to start over")
+    out.mkdir(parents=True, exist_ok=True)
+    saved.write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    return out
+
+
+def run_evaluation(cfg: EvalConfig, fresh: bool = False, echo=print) -> dict:
+    """Play the tournament `cfg` describes (resuming from cfg.out), write every output,
+    print the summary and return results.json's content."""
+    if cfg.out is None:
+        cfg.out = cfg.default_out()
+    cfg.validate()
+    check_agents(cfg)
+    out = prepare_out(cfg, fresh)
+    labels = cfg.labels()
+    schedule = Schedule(cfg.agents, cfg.players, cfg.games, cfg.seed, cfg.team, cfg.seating)
+    workers = cfg.num_workers()
+    echo(f"evaluating {', '.join(labels)} -> {out}\n  {schedule.num_jobs} games = {schedule.num_deals} deals x "
+         f"{schedule.jobs_per_deal} games per deal ({len(schedule.tables)} table(s), every seating); "
+         f"{min(workers, schedule.num_jobs)} worker(s)")
+    sprt = Sprt(cfg.sprt[0], cfg.sprt[1], cfg.sprt_alpha, cfg.sprt_beta) if cfg.sprt else None
+    journal = Journal(out / "games.jsonl")
+    resumed = len(journal.load())
+    if resumed:
+        echo(f"  resuming: {resumed} game(s) already in {journal.path}")
+    start = time.perf_counter()
+    records, stop = play_tournament(
+        schedule, lambda todo: make_executor(min(workers, todo), cfg.imports, cfg.start_method),
+        journal, labels, cfg.save_games, sprt, cfg.progress)
+    elapsed = time.perf_counter() - start
+    res = analyze(records, schedule, labels, bootstrap=cfg.bootstrap, anchor=cfg.anchor_index(),
+                  prior_draws=cfg.prior_draws, seed=cfg.seed)
+    if stop is not None:
+        res["sprt"] = dict(stop.test.result.to_dict(), elo0=cfg.sprt[0], elo1=cfg.sprt[1],
+                           alpha=cfg.sprt_alpha, beta=cfg.sprt_beta,
+                           unit="duplicate set (one deal, every seating); score of the first agent")
+    res["config"] = cfg.to_dict()
+    res["seconds"] = round(elapsed, 1)
+    write_json(out / "results.json", res)
+    write_games_csv(out / "games.csv", records, cfg.players, cfg.team)
+    files = ["results.json", "games.csv", "games.jsonl"]
+    if cfg.plots and res["games"]:
+        from .plots import write_plots
+
+        files += [p.name for p in write_plots(res, records, out)]
+    echo(format_results(res, res.get("sprt")))
+    echo(f"\n{res['games']} games ({min(resumed, len(records))} resumed) in {elapsed:.1f} s; "
+         f"wrote {', '.join(files)} in {out}")
+    sys.stdout.flush()
+    return res

@@ -1,0 +1,282 @@
+"""evaluate.py and evaluation/: schedule, config, determinism, resume, forfeits, CLI."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evaluation import EvalConfig, run_evaluation
+from evaluation.executor import GameJob, SerialExecutor, load_plugins, run_job
+from evaluation.tournament import Journal, Schedule, make_tables, play_tournament, seatings_of
+
+ROOT = Path(__file__).resolve().parents[1]
+HELPERS = str(ROOT / "tests" / "test_evaluate_agents.py")  # registers first / crasher / illegal
+load_plugins([HELPERS])
+
+
+def cfg(tmp_path, name="run", **kw) -> EvalConfig:
+    base = dict(agents=["random", "first"], games=8, seed=1, workers=1, out=str(tmp_path / name),
+                bootstrap=50, plots=False, progress=False, imports=[HELPERS])
+    base.update(kw)
+    return EvalConfig.from_dict(base)
+
+
+def run_quiet(c: EvalConfig, **kw) -> dict:
+    return run_evaluation(c, echo=lambda *a: None, **kw)
+
+
+def read(path) -> str:
+    return Path(path).read_text()
+
+
+# --- schedule ----------------------------------------------------------------------------------
+def test_tables_and_seatings():
+    assert make_tables(3, 2) == [(0, 1), (0, 2), (1, 2)]
+    assert make_tables(2, 3) == [(0, 0, 1), (0, 1, 1)]
+    assert make_tables(4, 3) == [(0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3)]
+    assert make_tables(3, 4, team=True) == [(0, 1, 0, 1), (0, 2, 0, 2), (1, 2, 1, 2)]
+    assert seatings_of((0, 1)) == [(0, 1), (1, 0)]
+    assert seatings_of((0, 1, 0, 1)) == [(0, 1, 0, 1), (1, 0, 1, 0)]  # repeats dropped
+    assert len(seatings_of((0, 1, 2), "permutations")) == 6
+    assert len(seatings_of((0, 1, 2, 3), "permutations")) == 24
+    assert len(seatings_of((0, 0, 1), "permutations")) == 3
+
+
+def test_duplicate_sets_give_each_agent_each_seat():
+    s = Schedule(["a", "b", "c"], 3, games=7, seed=0)
+    assert s.num_deals == 3 and s.jobs_per_deal == 3 and s.num_jobs == 9  # rounded up to whole sets
+    for deal in range(s.num_deals):
+        jobs = [s.job(j) for j in s.deal_jobs(deal)]
+        assert len({j.deal_seed for j in jobs}) == 1  # one deal, every seating
+        for seat in range(3):
+            assert sorted(j.seating[seat] for j in jobs) == ["a", "b", "c"]
+    assert len({s.job(j).deal_seed for j in range(s.num_jobs)}) == 3
+
+
+def test_job_ids_do_not_depend_on_game_count():
+    small = Schedule(["a", "b", "c"], 2, games=4, seed=5)
+    big = Schedule(["a", "b", "c"], 2, games=40, seed=5)
+    assert [small.job(j) for j in range(small.num_jobs)] == [big.job(j) for j in range(small.num_jobs)]
+    assert Schedule(["a", "b"], 2, 4, seed=6).job(0).deal_seed != small.job(0).deal_seed
+
+
+# --- config --------------------------------------------------------------------------------------
+def test_config_rejects_unknown_and_mistyped_keys(tmp_path):
+    with pytest.raises(ValueError, match="unknown key.*'gmaes'.*did you mean 'games'"):
+        EvalConfig.from_dict({"agents": ["random"], "gmaes": 3})
+    with pytest.raises(ValueError, match="games must be an integer"):
+        EvalConfig.from_dict({"games": "many"})
+    with pytest.raises(ValueError, match="team must be true or false"):
+        EvalConfig.from_dict({"team": "yes"})
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("agents: [random, greedy\n")
+    with pytest.raises(ValueError, match="malformed YAML"):
+        EvalConfig.from_yaml(bad)
+    with pytest.raises(ValueError, match="at least 2 agents"):
+        EvalConfig.from_dict({"agents": ["random"]}).validate()
+    with pytest.raises(ValueError, match="team variant needs players: 4"):
+        EvalConfig.from_dict({"agents": ["random", "first"], "team": True}).validate()
+    with pytest.raises(ValueError, match="exactly 2 agents"):
+        EvalConfig.from_dict({"agents": ["random", "first", "greedy"], "sprt": "0,50"}).validate()
+
+
+def test_config_file_and_overrides():
+    c = EvalConfig.from_yaml(ROOT / "configs" / "eval_quick.yaml").validate()
+    assert c.agents[:2] == ["random", "greedy"] and c.players == 2
+    o = c.override(games=6, sprt="0,50", agents=["random", "greedy"], workers=None)
+    assert o.games == 6 and o.sprt == [0.0, 50.0] and o.workers == c.workers
+    assert EvalConfig.from_dict({"agents": ["random", "random"]}).labels() == ["random", "random#2"]
+    assert EvalConfig.from_dict({"agents": ["greedy", "random"]}).anchor_index() == 1
+
+
+# --- executor ----------------------------------------------------------------------------------
+def test_run_job_record_is_plain_and_reproducible():
+    job = GameJob(job_id=7, deal_seed=123, seating=("random", "first"), seeds=(1, 2))
+    a, b = run_job(job), run_job(job)
+    a.pop("seconds"), b.pop("seconds")
+    assert a == b and a["game"] == 7 and len(a["scores"]) == 2 and a["forfeit"] is None
+    json.dumps(a)
+    void = run_job(GameJob(job_id=1, deal_seed=1, seating=("no_such_agent", "first"), seeds=(1, 2)))
+    assert void["ranking"] == [] and "unknown agent" in void["error"]
+
+
+# --- whole runs -------------------------------------------------------------------------------------
+def test_results_schema_and_files(tmp_path):
+    c = cfg(tmp_path, agents=["random", "first", "random"], games=6, save_games=True, plots=True)
+    res = run_quiet(c)
+    out = Path(c.out)
+    for name in ("results.json", "games.csv", "games.jsonl", "config.yaml", "ratings.png", "winrate.png",
+                 "scores.png"):
+        assert (out / name).is_file(), name
+    saved = json.loads(read(out / "results.json"))
+    assert saved["agents"] == ["random", "first", "random"] and saved["games"] == 18 == res["games"]
+    assert set(saved["ratings"]) == {"random", "first", "random#2"}
+    assert saved["ratings"]["random"]["value"] == 0 and saved["ratings"]["random"]["ci95"] == [0, 0]
+    for r in saved["ratings"].values():
+        assert r["ci95"][0] <= r["value"] <= r["ci95"][1]
+    pair = saved["pairs"]["first vs random"]
+    for key in ("games", "wins", "draws", "losses", "win_rate", "win_rate_ci95", "win_rate_ci95_wilson",
+                "mean_margin", "margin_ci95", "mean_minutes"):
+        assert key in pair
+    assert pair["games"] == 6 and pair["wins"] + pair["draws"] + pair["losses"] == 6
+    mirror = saved["pairs"]["random vs first"]
+    assert mirror["wins"] == pair["losses"] and mirror["win_rate"] == pytest.approx(1 - pair["win_rate"])
+    rows = list(csv.DictReader(open(out / "games.csv")))
+    assert [int(r["game"]) for r in rows] == list(range(18))
+    assert rows[0]["seat0"] == "random" and rows[0]["winner"] in ("random", "first", "draw")
+
+
+def test_identical_games_whatever_the_worker_count(tmp_path):
+    one = cfg(tmp_path, "w1", agents=["random", "first", "random"], games=4, workers=1)
+    two = cfg(tmp_path, "w2", agents=["random", "first", "random"], games=4, workers=2)
+    r1, r2 = run_quiet(one), run_quiet(two)
+    assert read(Path(one.out) / "games.csv") == read(Path(two.out) / "games.csv")
+    assert r1["ratings"] == r2["ratings"] and r1["pairs"] == r2["pairs"]
+
+
+def test_resume_after_interruption_matches_a_full_run(tmp_path):
+    full = cfg(tmp_path, "full", games=10)
+    run_quiet(full)
+    part = cfg(tmp_path, "part", games=10)
+    schedule = Schedule(part.agents, 2, part.games, part.seed)
+
+    class Interrupted(SerialExecutor):  # Ctrl-C after 4 games
+        def map_jobs(self, jobs):
+            for n, rec in enumerate(super().map_jobs(jobs)):
+                if n == 4:
+                    raise KeyboardInterrupt
+                yield rec
+
+    Path(part.out).mkdir(parents=True)
+    journal = Journal(Path(part.out) / "games.jsonl")
+    with pytest.raises(KeyboardInterrupt):
+        play_tournament(schedule, lambda n: Interrupted([HELPERS]), journal, part.labels(), progress=False)
+    kept = journal.load()
+    assert sorted(kept) == [0, 1, 2, 3]
+    with open(journal.path, "a") as f:  # a kill in the middle of a write
+        f.write('{"game": 9, "deal_ind')
+    played = []
+
+    class Counting(SerialExecutor):
+        def map_jobs(self, jobs):
+            for rec in super().map_jobs(jobs):
+                played.append(rec["game"])
+                yield rec
+
+    import evaluation.run as run_module
+
+    real = run_module.make_executor
+    run_module.make_executor = lambda *a, **k: Counting([HELPERS])
+    try:
+        run_quiet(part)
+    finally:
+        run_module.make_executor = real
+    assert sorted(played) == list(range(4, 10))  # finished games were not replayed
+    assert read(Path(part.out) / "games.csv") == read(Path(full.out) / "games.csv")
+    a = json.loads(read(Path(part.out) / "results.json"))
+    b = json.loads(read(Path(full.out) / "results.json"))
+    assert a["ratings"] == b["ratings"] and a["pairs"] == b["pairs"]
+    # more games later: only the new deals are played
+    played.clear()
+    run_module.make_executor = lambda *a, **k: Counting([HELPERS])
+    try:
+        run_quiet(part.override(games=12))
+    finally:
+        run_module.make_executor = real
+    assert sorted(played) == [10, 11]
+
+
+def test_resume_refuses_a_different_run(tmp_path):
+    run_quiet(cfg(tmp_path, games=2))
+    with pytest.raises(ValueError, match="holds a different run.*seed"):
+        run_quiet(cfg(tmp_path, games=2, seed=99))
+    run_quiet(cfg(tmp_path, games=2, seed=99), fresh=True)
+
+
+def test_forfeits_are_recorded_and_the_tournament_goes_on(tmp_path):
+    c = cfg(tmp_path, agents=["first", "crasher:after=3", "illegal"], games=4)
+    res = run_quiet(c)
+    assert res["games"] == 12
+    # illegal forfeits all 8 of its games (its first move); crasher the 4 against first
+    assert res["ratings"]["crasher:after=3"]["forfeits"] == 4 and res["ratings"]["illegal"]["forfeits"] == 8
+    assert res["pairs"]["first vs crasher:after=3"]["wins"] == 4
+    rows = list(csv.DictReader(open(Path(c.out) / "games.csv")))
+    bad = [r for r in rows if r["forfeit"]]
+    assert len(bad) == 12 and all(r["error"] for r in bad)
+    assert any("crasher agent gives up" in r["error"] for r in bad)
+    assert any("illegal action 999" in r["error"] for r in bad)
+
+
+def test_bad_spec_fails_before_any_game(tmp_path):
+    c = cfg(tmp_path, agents=["random", "nosuchagent"])
+    with pytest.raises(ValueError, match="unknown agent 'nosuchagent'"):
+        run_quiet(c)
+    with pytest.raises(ValueError, match="bad parameters"):
+        run_quiet(cfg(tmp_path, agents=["random", "crasher:bogus=1"]))
+    assert not (Path(c.out) / "games.jsonl").exists()
+
+
+def test_sprt_stops_a_lopsided_match_early(tmp_path):
+    c = cfg(tmp_path, agents=["first", "crasher:after=0"], games=400, sprt=[0.0, 50.0])
+    res = run_quiet(c)
+    assert res["sprt"]["decision"] == "H1" and res["sprt"]["llr"] >= res["sprt"]["upper"]
+    assert res["games"] == 2 * res["sprt"]["units"] < 40
+    rows = list(csv.DictReader(open(Path(c.out) / "games.csv")))
+    assert len(rows) == res["games"]
+
+
+def test_multiplayer_and_team_runs(tmp_path):
+    res = run_quiet(cfg(tmp_path, "p3", agents=["random", "first"], players=3, games=3))
+    assert res["games"] == 6 and res["schedule"]["tables"] == [["random", "random", "first"],
+                                                               ["random", "first", "first"]]
+    # each 3-seat game compares the lone agent with both others
+    assert res["pairs"]["first vs random"]["games"] == 12
+    res = run_quiet(cfg(tmp_path, "p4", agents=["random", "first", "random"], players=4, games=4))
+    assert res["openskill"] is None or set(res["openskill"]) == {"random", "first", "random#2"}
+    res = run_quiet(cfg(tmp_path, "team", agents=["random", "first"], players=4, team=True, games=4))
+    assert res["games"] == 4 and res["pairs"]["first vs random"]["games"] == 4
+
+
+# --- command line ---------------------------------------------------------------------------------
+def cli(*args, timeout=120):
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    return subprocess.run([sys.executable, str(ROOT / "evaluate.py"), *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_cli_help():
+    p = cli("--help")
+    assert p.returncode == 0
+    for word in ("--agents", "--games", "--workers", "--sprt", "--save-games", "replay", "bootstrap", "Wilson"):
+        assert word in p.stdout
+    assert cli("replay", "--help").returncode == 0
+
+
+def test_cli_run_and_replay(tmp_path):
+    out = tmp_path / "cli"
+    p = cli("--agents", "random", "first", "--games", "4", "--workers", "1", "--out", str(out), "--bootstrap",
+            "50", "--save-games", "--no-plots", "--no-progress", "--import", HELPERS)
+    assert p.returncode == 0, p.stderr
+    assert "Ratings: Bradley-Terry" in p.stdout and "first" in p.stdout
+    assert json.loads(read(out / "results.json"))["games"] == 4
+    p = cli("replay", str(out / "games.jsonl"), "--game", "2")
+    assert p.returncode == 0, p.stderr
+    assert "final board" in p.stdout and "  1. seat 0" in p.stdout
+    p = cli("replay", str(out), "--game", "2", "--step", "3")
+    assert "board after 3 move(s)" in p.stdout
+    assert cli("replay", str(out), "--game", "99").returncode == 2
+
+
+def test_cli_clear_errors(tmp_path):
+    p = cli("--agents", "random", "nosuch", "--out", str(tmp_path / "x"), "--no-progress")
+    assert p.returncode == 2 and "unknown agent 'nosuch'" in p.stderr and "Traceback" not in p.stderr
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("agents: [random, first]\nworkers: two\n")
+    p = cli("--config", str(bad))
+    assert p.returncode == 2 and "workers must be an integer" in p.stderr
