@@ -80,21 +80,23 @@ def play_game(agents: Sequence[Agent], deal, num_players: int | None = None, tea
 
 
 def _forfeit_result(state: GameState, loser: int) -> tuple[list[int], list[float]]:
-    """The forfeiting seat (and its team) finishes last; the others keep their order."""
+    """The forfeiting seat (with its partner in the team variant) finishes last; the
+    other seats keep their order by the usual ranking among themselves."""
     n = state.num_players
     losers = {loser, (loser + 2) % 4} if state.team else {loser}
     if state.team:
         return ([1 if s in losers else 0 for s in range(n)],
                 [-1.0 if s in losers else 1.0 for s in range(n)])
     places = state.ranking()
-    ranking = [int(places[s]) if s not in losers else n - 1 for s in range(n)]
+    others = [s for s in range(n) if s != loser]
+    ranking = [0] * n
+    for s in others:  # competition places among the seats still in the game
+        ranking[s] = sum(1 for o in others if places[o] < places[s])
+    ranking[loser] = n - 1
     rewards = []
     for s in range(n):
-        total = 0.0
-        for o in range(n):
-            if o != s:
-                total += np.sign(ranking[o] - ranking[s]) if s != loser and o != loser else (1.0 if o == loser else -1.0)
-        rewards.append(total / (n - 1))
+        total = sum(np.sign(ranking[o] - ranking[s]) for o in range(n) if o != s)
+        rewards.append(float(total) / (n - 1))
     return ranking, rewards
 
 
