@@ -28,6 +28,8 @@ planes   (plane ``c`` occupies values ``c*49 .. c*49+48``)
                                               fits there / 10 (0 elsewhere)
 15       ``P_LAST``                   {0,1}   the cell of the last action, if it was a
                                               placement (nothing after a pass or a show)
+16-25    ``P_POINTS + v - 1``         0..10   on open cells where v fits, if I hold a v:
+                                              the minutes placing it there scores now / 100
 vector   (index ``i`` below is at ``OBS_SIZE - NUM_VECTOR_FEATURES + i``)
 0-9      ``V_HAND + v - 1``           0..1    my tiles of value v / 4
 10-19    ``V_UNSEEN + v - 1``         0..1    unseen tiles of value v / 4: 4 minus the
@@ -60,7 +62,7 @@ from gymnasium import spaces
 from numba import njit, prange
 
 from engine import kernels, layout, rules
-from engine.layout import (BAG_POS, CAP, CELL_OF_PAD, CURRENT, HAND, HAND_SIZE,
+from engine.layout import (BAG_POS, CAP, CELL_OF_PAD, CURRENT, HAND, HAND_MASK, HAND_SIZE,
                            LAST_ACTION, NUM_PLAYERS, OCCUPIED, OVER, PAD_OF_CELL, SCORE, SHOWN,
                            SHOWN_THIS_TURN, TEAM, TIMEOUT, TURN, VAL)
 
@@ -74,7 +76,8 @@ P_DOUBLE = 12
 P_OPEN = 13
 P_CAPACITY = 14
 P_LAST = 15
-NUM_PLANES = 16
+P_POINTS = 16  # + v - 1
+NUM_PLANES = 26
 PLANE_SHAPE = (NUM_PLANES, BOARD, BOARD)
 PLANES_SIZE = NUM_PLANES * CELLS
 
@@ -95,7 +98,7 @@ V_SEAT = 58
 V_TO_MOVE = 62
 V_OVER = 63
 NUM_VECTOR_FEATURES = 64
-OBS_SIZE = PLANES_SIZE + NUM_VECTOR_FEATURES  # 848
+OBS_SIZE = PLANES_SIZE + NUM_VECTOR_FEATURES  # 1338
 
 # Scales (the divisors of the table above).
 SCORE_SCALE = 100.0
@@ -103,6 +106,7 @@ HAND_SCALE = 6.0
 BAG_SCALE = 24.0
 TURN_SCALE = 50.0
 COUNT_SCALE = float(rules.COPIES_PER_VALUE)
+POINTS_SCALE = 100.0
 
 _V0 = PLANES_SIZE  # where the vector part starts
 _MAX_VALUE = rules.MAX_VALUE
@@ -118,6 +122,7 @@ def _bounds() -> tuple[np.ndarray, np.ndarray]:
     low[_V0 + V_SCORE_DIFF:_V0 + V_SCORE_DIFF + 3] = -100.0
     high[_V0 + V_SCORE_DIFF:_V0 + V_SCORE_DIFF + 3] = 100.0
     high[_V0 + V_TURN] = 10.0
+    high[P_POINTS * CELLS:(P_POINTS + _MAX_VALUE) * CELLS] = 10.0
     return low, high
 
 
@@ -169,13 +174,20 @@ def _encode(grid, info, seat, out):
         p = kernels.lowest_bit_index(bits)
         bits = kernels.without_lowest_bit(bits)
         out[P_TIMEOUT * CELLS + CELL_OF_PAD[p]] = 1.0
+    held = info[HAND_MASK + seat]
     bits = kernels.open_cells(info)
     while bits:
         p = kernels.lowest_bit_index(bits)
         bits = kernels.without_lowest_bit(bits)
         c = CELL_OF_PAD[p]
         out[P_OPEN * CELLS + c] = 1.0
-        out[P_CAPACITY * CELLS + c] = grid[p, CAP] / 10.0
+        cap = grid[p, CAP]
+        out[P_CAPACITY * CELLS + c] = cap / 10.0
+        fits = held & kernels.FITS_MASK[cap]
+        while fits:
+            v = kernels.lowest_bit_index(fits)
+            fits = kernels.without_lowest_bit(fits)
+            out[(P_POINTS + v - 1) * CELLS + c] = kernels.points_if_placed(grid, p, v) / POINTS_SCALE
     filled = occupied | timeout
     for c in range(CELLS):
         out[P_EMPTY * CELLS + c] = 1 - ((filled >> PAD_OF_CELL[c]) & 1)
