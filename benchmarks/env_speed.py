@@ -22,26 +22,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import time
+from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as `import env` does; before numba loads libgomp
 
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.machine import machine_info  # noqa: E402
 
 
 _CPU = {}  # figure name -> CPU seconds (all threads) per million items, median
@@ -170,16 +162,7 @@ def main(argv=None) -> int:
     log(f"warm-up (compile/cache load): {time.perf_counter() - t0:.1f} s")
 
     result = {
-        "machine": {
-            "platform": platform.platform(),
-            "python": sys.version.split()[0],
-            "cpu": _cpu_model(),
-            "cores": os.cpu_count(),
-            "numba": numba.__version__,
-            "numba_threads": numba.get_num_threads(),
-            "threading_layer": None,
-            "load_average_before": os.getloadavg()[0],
-        },
+        "machine": {**machine_info(), "threading_layer": None, "load_average_before": os.getloadavg()[0]},
         "quick": quick,
         "repeats": repeats,
     }

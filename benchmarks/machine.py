@@ -23,6 +23,7 @@ def machine_info() -> dict:
 
     return {
         "platform": platform.platform(),
+        "load_average": os.getloadavg()[0],
         "python": platform.python_version(),
         "cpu": cpu_model(),
         "cores": os.cpu_count(),

@@ -1,0 +1,124 @@
+"""Agent speed on one core, from the opening position of a 2-player game.
+
+    python benchmarks/agent_speed.py            # a table
+    python benchmarks/agent_speed.py --json     # one JSON object
+
+Measures the greedy agent's moves per second (the whole `act` call, and the numba
+greedy rollout move alone), and MCTS iterations per second with random and with the
+default epsilon-greedy rollouts (an `ismcts` search from the opening, `--iterations`
+per search, the best of `--repeats`). numba runs on one thread; nothing here uses prange.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+
+import numba
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from agents import make  # noqa: E402
+from agents.policy_kernels import epsilon_threshold, repeated_rollouts  # noqa: E402
+from engine import GameState  # noqa: E402
+from engine.view import PlayerView  # noqa: E402
+
+
+def machine() -> dict:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {"platform": platform.platform(), "python": platform.python_version(), "cpu": cpu,
+            "cores": os.cpu_count(), "numba": numba.__version__, "numba_threads": numba.get_num_threads()}
+
+
+def best_of(repeats: int, fn) -> float:
+    """The shortest of `repeats` timings of fn() (seconds)."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def greedy_moves_per_s(view, moves: int, repeats: int) -> float:
+    agent = make("greedy", seed=0)
+    agent.act(None, view)
+
+    def run():
+        for _ in range(moves):
+            agent.act(None, view)
+
+    return moves / best_of(repeats, run)
+
+
+def rollouts_per_s(state, epsilon: float, games: int, repeats: int) -> float:
+    """Whole-game rollouts per second from the position (a copy of it each time)."""
+    grid, info = state.arrays
+    g, i = grid.copy(), info.copy()
+    thr = epsilon_threshold(epsilon)
+    repeated_rollouts(grid, info, g, i, np.uint64(1), thr, 1)
+    return games / best_of(repeats, lambda: repeated_rollouts(grid, info, g, i, np.uint64(1), thr, games))
+
+
+def mcts_iterations_per_s(view, spec: str, iterations: int, repeats: int) -> float:
+    agent = make(f"{spec},iterations={iterations}", seed=0)
+    agent.act(None, view)  # compile / warm up
+    return iterations / best_of(repeats, lambda: agent.act(None, view))
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--iterations", type=int, default=20000, help="MCTS iterations per timed search")
+    parser.add_argument("--repeats", type=int, default=5, help="timings per measure; the best is kept")
+    parser.add_argument("--seed", type=int, default=0, help="the deal of the opening position")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args(argv)
+    numba.set_num_threads(1)
+
+    state = GameState.new(2, seed=args.seed)
+    view = PlayerView(state, 0)
+    result = {
+        "machine": machine(),
+        "position": f"opening of a 2-player game, deal seed {args.seed}",
+        "greedy_moves_per_s": greedy_moves_per_s(view, 2000, args.repeats),
+        "mcts_random_rollout_iterations_per_s": mcts_iterations_per_s(
+            view, "ismcts:rollout=random", args.iterations, args.repeats),
+        "mcts_greedy_rollout_iterations_per_s": mcts_iterations_per_s(
+            view, "ismcts:rollout=epsilon", args.iterations, args.repeats),
+        "mcts_pure_greedy_rollout_iterations_per_s": mcts_iterations_per_s(
+            view, "ismcts:rollout=greedy", args.iterations, args.repeats),
+        "pimc_default_iterations_per_s": mcts_iterations_per_s(
+            view, "pimc:determinizations=20", args.iterations, args.repeats),
+        "mcts_iterations_per_search": args.iterations,
+        "random_rollouts_per_s": rollouts_per_s(state, 1.0, 20000, args.repeats),
+        "epsilon_greedy_rollouts_per_s": rollouts_per_s(state, 0.15, 5000, args.repeats),
+        "greedy_rollouts_per_s": rollouts_per_s(state, 0.0, 5000, args.repeats),
+    }
+    if args.json:
+        print(json.dumps(result))
+    else:
+        m = result["machine"]
+        print(f"machine: {m['platform']}, {m['cpu']}, {m['cores']} cores, python {m['python']}, "
+              f"numba {m['numba']} ({m['numba_threads']} thread)")
+        print(result["position"])
+        for key, value in result.items():
+            if isinstance(value, float):
+                print(f"  {key:45s} {value:12,.0f}")
+    return result
+
+
+if __name__ == "__main__":
+    main()
