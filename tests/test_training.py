@@ -24,7 +24,8 @@ TINY = {
     "net": {"channels": 8, "blocks": 1, "vector_hidden": 16, "head_hidden": 16},
     "ppo": {"num_envs": 8, "steps_per_iteration": 12, "epochs": 1, "minibatch_size": 64,
             "opponents": {"self": 0.5, "random": 0.25, "greedy": 0.25}},
-    "alphazero": {"games_per_iteration": 2, "simulations": 4, "batch_size": 16, "train_steps_per_iteration": 2},
+    "alphazero": {"games_per_iteration": 2, "simulations": 4, "batch_size": 16, "train_steps_per_iteration": 2,
+                  "pretrain_games": 4, "pretrain_steps": 2},
     "eval": {"every": 1, "games": 2, "opponents": ["random"]},
 }
 

@@ -118,37 +118,40 @@ class AlphaZeroTrainer:
                 examples.append((g, mover, obs[g].copy(), masks[g].copy(), target))
             points = np.zeros(b, dtype=np.int64)
             batch_step(grid, info, np.where(active, actions, rules.PASS_ACTION), points)
-        rewards = np.zeros((b, 4))
-        margins = np.zeros((b, 4))
+        self._add_examples(examples, grid, info)
+        self.games += b
+        self.positions += len(examples)
+        scores = info[:, layout.SCORE:layout.SCORE + self.cfg.num_players]
+        return {"selfplay_positions": len(examples), "selfplay_mean_minutes": float(scores.mean())}
+
+    def _add_examples(self, examples: list, grid: np.ndarray, info: np.ndarray) -> None:
+        """Give each (game, mover, obs, mask, policy target) its value target (every seat's
+        final reward rotated so slot 0 is the mover, blended with the score margin) and
+        add them to the replay buffer."""
         from engine.kernels import rewards as rewards_kernel
 
-        for g in range(b):
+        n = self.cfg.num_players
+        rewards = np.zeros((len(grid), 4))
+        margins = np.zeros((len(grid), 4))
+        for g in range(len(grid)):
             rewards_kernel(info[g], rewards[g])
             scores = info[g, layout.SCORE:layout.SCORE + n].astype(np.float64)
             margins[g, :n] = np.tanh((scores - scores.mean()) / 100.0)
         w = self.ac.margin_weight
-        obs_list, mask_list, pol_list, val_list = [], [], [], []
-        for g, mover, o, m, target in examples:
+        values = []
+        for g, mover, _, _, _ in examples:
+            seats = (mover + np.arange(n)) % n
             value = np.zeros(4, dtype=np.float32)
-            for k in range(n):
-                seat = (mover + k) % n
-                value[k] = (1 - w) * rewards[g, seat] + w * margins[g, seat]
-            obs_list.append(o)
-            mask_list.append(m)
-            pol_list.append(target)
-            val_list.append(value)
-        self.buffer.add(obs_list, mask_list, pol_list, val_list)
-        self.games += b
-        self.positions += len(examples)
-        return {"selfplay_positions": len(examples),
-                "selfplay_first_seat_reward": float(rewards[:, 0].mean())}
+            value[:n] = (1 - w) * rewards[g, seats] + w * margins[g, seats]
+            values.append(value)
+        self.buffer.add([e[2] for e in examples], [e[3] for e in examples], [e[4] for e in examples], values)
 
     # --- learning ------------------------------------------------------------------------
-    def train(self) -> dict:
+    def train(self, steps: int | None = None) -> dict:
         self.net.train()
         n = self.cfg.num_players
         stats = {"policy_loss": [], "value_loss": [], "entropy": []}
-        for _ in range(self.ac.train_steps_per_iteration):
+        for _ in range(steps or self.ac.train_steps_per_iteration):
             obs, mask, target, value = self.buffer.sample(self.ac.batch_size, self.rng)
             o = torch.as_tensor(obs, device=self.device)
             m = torch.as_tensor(mask, device=self.device)
@@ -169,8 +172,45 @@ class AlphaZeroTrainer:
             stats["value_loss"].append(value_loss.item())
         return {k: float(np.mean(v)) for k, v in stats.items()}
 
+    # --- optional warm start: imitate the greedy agent --------------------------------------
+    def imitation_warm_start(self) -> dict:
+        """Fill the replay buffer with `pretrain_games` greedy-vs-greedy games (policy
+        target: greedy's move; value target: the final rewards) and fit the network to
+        them for `pretrain_steps` steps, so self-play starts from a sensible policy
+        (as AlphaGo started from supervised learning)."""
+        from .opponents import batch_greedy_actions
+
+        n, games = self.cfg.num_players, self.ac.pretrain_games
+        grid = np.zeros((games, layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16)
+        info = np.zeros((games, layout.INFO_LEN), dtype=np.int64)
+        batch_reset(grid, info, self.rng.integers(0, 2**62, size=games), n, int(self.cfg.team))
+        obs = np.zeros((games, OBS_SIZE), dtype=np.float32)
+        masks = np.zeros((games, self.num_actions), dtype=np.bool_)
+        actions = np.zeros(games, dtype=np.int64)
+        points = np.zeros(games, dtype=np.int64)
+        examples = []
+        while (info[:, layout.OVER] == 0).any():
+            active = info[:, layout.OVER] == 0
+            movers = info[:, layout.CURRENT].copy()
+            encode_batch(grid, info, movers, obs)
+            batch_legal_mask(grid, info, masks)
+            batch_greedy_actions(grid, info, active, actions)
+            for g in np.flatnonzero(active):
+                target = np.zeros(self.num_actions, dtype=np.float32)
+                target[actions[g]] = 1.0
+                examples.append((g, movers[g], obs[g].copy(), masks[g].copy(), target))
+            batch_step(grid, info, np.where(active, actions, rules.PASS_ACTION), points)
+        self._add_examples(examples, grid, info)
+        stats = self.train(self.ac.pretrain_steps)
+        return {f"pretrain_{k}": v for k, v in stats.items()}
+
     def run_iteration(self) -> dict:
+        if self.iteration == 0 and self.ac.pretrain_games > 0:
+            warm = self.imitation_warm_start()
+        else:
+            warm = {}
         metrics = self.self_play()
+        metrics.update(warm)
         metrics.update(self.train())
         self.iteration += 1
         metrics.update({"games": self.games, "positions": self.positions, "replay_size": self.buffer.size})

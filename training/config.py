@@ -51,6 +51,8 @@ class AlphaZeroConfig:
     learning_rate: float = 1e-3
     weight_decay: float = 1e-4
     margin_weight: float = 0.0  # blend of the score margin into the value target
+    pretrain_games: int = 0  # warm start: imitate this many greedy-vs-greedy games first (0 = off)
+    pretrain_steps: int = 500  # minibatch steps of that imitation
 
 
 @dataclass
@@ -91,6 +93,8 @@ class TrainConfig:
         _check(not unknown, "ppo.opponents", f"unknown kinds {sorted(unknown)}; use self, past, random, greedy")
         _check(all(w >= 0 for w in self.ppo.opponents.values()) and sum(self.ppo.opponents.values()) > 0,
                "ppo.opponents", "weights must be >= 0 and not all 0")
+        _check(self.alphazero.pretrain_games >= 0 and self.alphazero.pretrain_steps >= 1, "alphazero.pretrain_games",
+               "pretrain_games must be >= 0 and pretrain_steps >= 1")
         for key in ("games_per_iteration", "simulations", "batch_size", "train_steps_per_iteration", "replay_size"):
             _check(getattr(self.alphazero, key) >= 1, f"alphazero.{key}", "must be >= 1")
         _check(self.eval.every >= 1 and self.eval.games >= 0, "eval", "every must be >= 1 and games >= 0")
