@@ -53,9 +53,11 @@ def test_tiny_config_trains_and_checkpoint_plays(tmp_path, algorithm):
     rows = list(csv.DictReader((run / "metrics.csv").open()))
     assert [int(r["iteration"]) for r in rows] == [1, 2]
     assert "eval_win_rate_vs_random" in rows[-1]
-    agent = agents.make(f"checkpoint:{run / 'best.pt'}", seed=0)
-    record = play_game([agent, agents.make("random", seed=1)], random_deal(5))
-    assert record.forfeit is None and len(record.actions) > 10
+    for spec in (f"checkpoint:{run / 'best.pt'}", f"alphazero:{run / 'best.pt'},iterations=8",
+                 f"alphazero:{run / 'best.pt'},time=0.01"):
+        agent = agents.make(spec, seed=0)
+        record = play_game([agent, agents.make("random", seed=1)], random_deal(5))
+        assert record.forfeit is None and len(record.actions) > 10, (spec, record.error)
 
 
 def test_resume_continues_from_saved_step(tmp_path):
