@@ -62,6 +62,7 @@ def register(name: str):
 BUILTIN_MODULES = {
     "random": "agents.simple",
     "greedy": "agents.greedy",
+    "policy": "agents.greedy",
     "ismcts": "agents.search",
     "pimc": "agents.search",
     "cheat": "agents.search",

@@ -64,13 +64,13 @@ def greedy_moves_per_s(view, moves: int, repeats: int) -> float:
     return moves / best_of(repeats, run)
 
 
-def rollouts_per_s(state, epsilon: float, games: int, repeats: int) -> float:
+def rollouts_per_s(state, epsilon: float, safe: bool, games: int, repeats: int) -> float:
     """Whole-game rollouts per second from the position (a copy of it each time)."""
     grid, info = state.arrays
     g, i = grid.copy(), info.copy()
     thr = epsilon_threshold(epsilon)
-    repeated_rollouts(grid, info, g, i, np.uint64(1), thr, 1)
-    return games / best_of(repeats, lambda: repeated_rollouts(grid, info, g, i, np.uint64(1), thr, games))
+    repeated_rollouts(grid, info, g, i, np.uint64(1), thr, safe, 1)
+    return games / best_of(repeats, lambda: repeated_rollouts(grid, info, g, i, np.uint64(1), thr, safe, games))
 
 
 def mcts_iterations_per_s(view, spec: str, iterations: int, repeats: int) -> float:
@@ -103,9 +103,9 @@ def main(argv=None) -> dict:
         "pimc_default_iterations_per_s": mcts_iterations_per_s(
             view, "pimc:determinizations=20", args.iterations, args.repeats),
         "mcts_iterations_per_search": args.iterations,
-        "random_rollouts_per_s": rollouts_per_s(state, 1.0, 20000, args.repeats),
-        "epsilon_greedy_rollouts_per_s": rollouts_per_s(state, 0.15, 5000, args.repeats),
-        "greedy_rollouts_per_s": rollouts_per_s(state, 0.0, 5000, args.repeats),
+        "random_rollouts_per_s": rollouts_per_s(state, 1.0, False, 20000, args.repeats),
+        "epsilon_greedy_rollouts_per_s": rollouts_per_s(state, 0.15, True, 5000, args.repeats),
+        "epsilon_plain_greedy_rollouts_per_s": rollouts_per_s(state, 0.15, False, 5000, args.repeats),
     }
     if args.json:
         print(json.dumps(result))

@@ -37,20 +37,26 @@ def _unseen_counts(grid, info, seat, counts):
         counts[info[SHOWN + partner]] -= 1
 
 
-@kernel
-def sample_world(grid, info, seat, rng, out_grid, out_info, scratch):
-    """Write into (out_grid, out_info) a world consistent with `seat`'s information:
-    the other hands, the bag and the removed tiles dealt at random from the unseen
-    tiles. Returns the advanced rng (uint64)."""
-    copy_state(grid, info, out_grid, out_info)
-    counts = scratch[:11]
-    tiles = scratch[16:16 + _NUM_TILES]
+@njit(inline="always", cache=True)
+def unseen_tiles(grid, info, seat, counts, tiles):
+    """Write the tiles `seat` has not seen into `tiles` (sorted); return how many.
+    `counts` (length >= 11) is scratch. Reads only what the seat sees."""
     _unseen_counts(grid, info, seat, counts)
     n = 0
     for v in range(1, 11):
         for _ in range(counts[v]):
             tiles[n] = v
             n += 1
+    return n
+
+
+@njit(inline="always", cache=True)
+def deal_unseen(grid, info, seat, tiles, n, rng, out_grid, out_info):
+    """Copy the state into (out_grid, out_info) and deal the `n` unseen `tiles` afresh
+    (they are shuffled in place) to the other hands, the bag and the removed tiles.
+    The consumed part of the deal (initial hands and drawn tiles, hidden history) is
+    zeroed. Returns the advanced rng."""
+    copy_state(grid, info, out_grid, out_info)
     for i in range(n - 1, 0, -1):  # Fisher-Yates
         rng, j = rng_below(rng, i + 1)
         t = tiles[i]
@@ -75,13 +81,27 @@ def sample_world(grid, info, seat, rng, out_grid, out_info, scratch):
         for _ in range(size):
             _add_to_hand(out_info, other, tiles[k])
             k += 1
-    for i in range(info[BAG_POS], _NUM_TILES):  # the bag, in a fresh random order
+    bag_pos = info[BAG_POS]
+    for i in range(bag_pos, _NUM_TILES):  # the bag, in a fresh random order
         out_info[DEAL + i] = tiles[k]
         k += 1
     for i in range(1, 4):  # the removed tiles
         out_info[DEAL + i] = tiles[k]
         k += 1
+    for i in range(4, bag_pos):  # hands dealt and tiles drawn: hidden history
+        out_info[DEAL + i] = 0
     return rng
+
+
+@kernel
+def sample_world(grid, info, seat, rng, out_grid, out_info, scratch):
+    """Write into (out_grid, out_info) a world consistent with `seat`'s information:
+    the other hands, the bag and the removed tiles dealt at random from the unseen
+    tiles. Returns the advanced rng (uint64)."""
+    counts = scratch[:11]
+    tiles = scratch[16:16 + _NUM_TILES]
+    n = unseen_tiles(grid, info, seat, counts, tiles)
+    return deal_unseen(grid, info, seat, tiles, n, rng, out_grid, out_info)
 
 
 def unseen_counts(state, seat: int) -> np.ndarray:

@@ -1,0 +1,51 @@
+"""The greedy agent: the most minutes now, without handing the others easy minutes.
+
+Ties on minutes (common: most moves score nothing) are broken by, in order:
+the fewest minutes left open to the others (after the move, the most that any value the
+mover has not seen could score on an open cell), then playing the value the mover holds
+most copies of, then the lowest action id. The choice is deterministic and costs a few
+microseconds (`agents.policy_kernels.greedy_action`). Team show actions are never used.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine import layout, rules
+
+from .base import Agent, register
+from .policy_kernels import epsilon_threshold, greedy_action, policy_action
+
+
+@register("greedy")
+class GreedyAgent(Agent):
+    """Plays the placement scoring the most minutes now (tie-breaks in the module doc)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._grid = np.zeros((layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16)
+        self._info = np.zeros(layout.INFO_LEN, dtype=np.int64)
+        self._scratch = np.zeros(128, dtype=np.int64)
+        self._actions = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.int64)
+        self._keys = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.int64)
+
+    def act(self, observation, view) -> int:
+        grid, info = view.public_arrays()
+        return int(greedy_action(grid, info, self._grid, self._info, self._scratch, self._actions, self._keys))
+
+
+@register("policy")
+class RolloutPolicyAgent(Agent):
+    """Plays the MCTS rollout policy: with probability `epsilon` a random placement,
+    else the most minutes now, ties broken at random among *safe* placements (that open
+    no 7 or 24 next to the new tile) when `safe`, else among all. A cheap greedy."""
+
+    def __init__(self, epsilon: float = 0.0, safe: bool = True) -> None:
+        super().__init__()
+        self._epsilon = epsilon_threshold(epsilon)
+        self._safe = bool(safe)
+
+    def act(self, observation, view) -> int:
+        grid, info = view.public_arrays()
+        _, action = policy_action(grid, info, np.uint64(self.rng.integers(0, 2**63)), self._epsilon, self._safe)
+        return int(action)

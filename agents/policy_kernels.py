@@ -1,0 +1,454 @@
+"""Numba kernels for move policies: scoring a placement without making it, the greedy
+choice, and the rollout policies MCTS plays its simulations with.
+
+Placements are scored without being made, from the incremental run data of the target
+cell (the packed ``sum | length << 8`` runs just before and after it on each axis, see
+engine/layout.py) and the engine's own scoring helpers, in a few nanoseconds; only the
+values that could score on a cell at all (`_candidates`) are scored.
+
+Rollout policies (`rollout`): ``epsilon`` is the probability of a uniformly random
+placement, otherwise the placement scoring the most minutes now (ties broken uniformly
+at random). epsilon = 1 is the random rollout, 0 the greedy rollout.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from engine import rules
+from engine.determinize import _unseen_counts
+from engine.kernels import (
+    FITS_MASK, POPCOUNT, _axis_combinations, _axis_minutes, copy_state, kernel, lowest_bit_index,
+    open_cells, pass_turn, place, random_placement, random_playout, rng_below, rng_next,
+    without_lowest_bit,
+)
+from engine.layout import (
+    CAP, CELL_OF_PAD, CURRENT, HAND, HAND_MASK, IS_DOUBLE_TIME, LEN_SHIFT, ON_BOARD, OVER,
+    PAD_OF_CELL, RUN_AFTER, RUN_BEFORE, SUM_MASK, VAL,
+)
+
+_ONE = 1 << LEN_SHIFT  # a run of length 1 and sum 0: the new tile's own length
+_LINE_CAP = rules.LINE_CAP
+_MAX_VALUE = rules.MAX_VALUE
+_PASS = rules.PASS_ACTION
+_PAIR = rules.BONUS_24_7
+EPSILON_SCALE = 1 << 32  # epsilon is passed to kernels as an integer threshold out of 2**32
+
+
+def epsilon_threshold(epsilon: float) -> int:
+    """The integer form of a probability that `rollout` and `policy_placement` take."""
+    if not 0.0 <= epsilon <= 1.0:
+        raise ValueError(f"epsilon must be in [0, 1], got {epsilon!r}")
+    return int(round(epsilon * EPSILON_SCALE))
+
+
+# --- scoring without placing ---------------------------------------------------------------
+@njit(inline="always", cache=True)
+def _axis(grid, p, v, step, merged):
+    """(minutes, is_24, is_7) of one axis if v went on p, the line through p packed."""
+    is7, is24, in7, up, down, same = _axis_combinations(grid, p, v, step, merged)
+    return _axis_minutes(is7, is24, in7, up, down, same), is24, is7
+
+
+@njit(inline="always", cache=True)
+def _points(grid, p, v, r0, r1, r2, r3):
+    """Minutes of v on p given the four lines through p without the new tile (`_lines`):
+    engine.kernels.points_if_placed with the per-cell part hoisted out of the value loop."""
+    s0, a0, b0 = _axis(grid, p, v, 1, r0 + v)
+    s1, a1, b1 = _axis(grid, p, v, 8, r1 + v)
+    s2, a2, b2 = _axis(grid, p, v, 9, r2 + v)
+    s3, a3, b3 = _axis(grid, p, v, 7, r3 + v)
+    total = s0 + s1 + s2 + s3 + (a0 + a1 + a2 + a3) * (b0 + b1 + b2 + b3) * _PAIR
+    if total > 0:
+        total <<= IS_DOUBLE_TIME[p]
+    return total
+
+
+@njit(inline="always", cache=True)
+def _lines(grid, p):
+    """The four lines through empty cell p without a tile on it, packed, length + 1."""
+    r0 = np.int64(grid[p, RUN_BEFORE]) + grid[p, RUN_AFTER] + _ONE
+    r1 = np.int64(grid[p, RUN_BEFORE + 2]) + grid[p, RUN_AFTER + 2] + _ONE
+    r2 = np.int64(grid[p, RUN_BEFORE + 4]) + grid[p, RUN_AFTER + 4] + _ONE
+    r3 = np.int64(grid[p, RUN_BEFORE + 6]) + grid[p, RUN_AFTER + 6] + _ONE
+    return r0, r1, r2, r3
+
+
+@njit(inline="always", cache=True)
+def _cell_best(grid, p, values):
+    """The most minutes any value of the bitmask `values` (bit v = value v) that fits
+    on open cell p would score there."""
+    fits = values & FITS_MASK[grid[p, CAP]]
+    best = 0
+    if fits == 0:
+        return best
+    r0, r1, r2, r3 = _lines(grid, p)
+    while fits:
+        v = lowest_bit_index(fits)
+        fits = without_lowest_bit(fits)
+        pts = _points(grid, p, v, r0, r1, r2, r3)
+        if pts > best:
+            best = pts
+    return best
+
+
+# --- the greedy placement, as a rollout policy ------------------------------------------------
+@njit(inline="always", cache=True)
+def _axis_candidates(grid, p, step, line):
+    """Bitmask of the values that could score on this axis of empty cell p (a superset):
+    those completing a sum of 7 or 24, and, on lines of 3 or more, the neighbours'
+    values and their +-1 (runs and sets)."""
+    s = line & SUM_MASK
+    length = line >> LEN_SHIFT  # with the new tile
+    m = np.int64(0)
+    if length >= 2 and s <= 6:
+        m |= np.int64(1) << (7 - s)
+    if s >= _LINE_CAP - _MAX_VALUE:
+        m |= np.int64(1) << (_LINE_CAP - s)
+    if length >= 3:
+        a = grid[p - step, VAL]
+        b = grid[p + step, VAL]
+        m |= (np.int64(7) << a) >> 1  # a - 1, a, a + 1 (a = 0 sets bits 0 and 1: harmless)
+        m |= (np.int64(7) << b) >> 1
+    return m
+
+
+@njit(inline="always", cache=True)
+def _candidates(grid, p, r0, r1, r2, r3):
+    """Values that could score on p (any value outside this mask scores 0)."""
+    return (_axis_candidates(grid, p, 1, r0) | _axis_candidates(grid, p, 8, r1)
+            | _axis_candidates(grid, p, 9, r2) | _axis_candidates(grid, p, 7, r3))
+
+
+@njit(inline="always", cache=True)
+def greedy_scoring_placement(grid, info, rng):
+    """The mover's placement scoring the most minutes now, ties broken uniformly at
+    random; cell -1 when no placement scores (then all placements tie: the greedy move
+    is a uniformly random one, see `greedy_placement`). Returns (rng, padded cell, value).
+
+    Only the values that could score on a cell are scored (`_candidates`)."""
+    mask = info[HAND_MASK + info[CURRENT]]
+    cells = open_cells(info)
+    best = 0
+    best_p = -1
+    best_v = 0
+    ties = 0
+    while cells:
+        p = lowest_bit_index(cells)
+        cells = without_lowest_bit(cells)
+        fits = mask & FITS_MASK[grid[p, CAP]]
+        if fits == 0:
+            continue
+        r0, r1, r2, r3 = _lines(grid, p)
+        fits &= _candidates(grid, p, r0, r1, r2, r3)
+        while fits:
+            v = lowest_bit_index(fits)
+            fits = without_lowest_bit(fits)
+            pts = _points(grid, p, v, r0, r1, r2, r3)
+            if pts > best:
+                best = pts
+                best_p = p
+                best_v = v
+                ties = 1
+            elif pts == best and pts > 0:
+                ties += 1
+                rng, r = rng_below(rng, ties)
+                if r == 0:
+                    best_p = p
+                    best_v = v
+    return rng, best_p, best_v
+
+
+# Safe values: after v goes on p, an open cell e just past an end of one of p's lines
+# lets the next player complete that line to 7 (its sum is 1..6) or to 24 (14..23).
+# SAFE_VALUES[t] = the values v with t + v outside both ranges, t = the line's sum
+# without v plus the run beyond e.
+_ALL_VALUES = ((1 << (_MAX_VALUE + 1)) - 1) & ~1
+SAFE_VALUES = np.array([sum(1 << v for v in range(1, _MAX_VALUE + 1)
+                            if not (1 <= t + v <= 6 or 14 <= t + v <= 23)) for t in range(80)],
+                       dtype=np.int64)
+_ON_BOARD64 = np.int64(ON_BOARD)
+
+
+@njit(inline="always", cache=True)
+def _axis_safe(grid, p, step, before, after):
+    """Values that open no 7 or 24 for the next player at either end of this axis."""
+    rb = grid[p, before]
+    ra = grid[p, after]
+    base = (rb & SUM_MASK) + (ra & SUM_MASK)
+    m = _ALL_VALUES
+    e1 = p - step * ((rb >> LEN_SHIFT) + 1)  # 0 <= e1 < 64
+    if (_ON_BOARD64 >> e1) & 1 and grid[e1, CAP] > 0:
+        m &= SAFE_VALUES[base + (grid[e1, before] & SUM_MASK)]
+    e2 = p + step * ((ra >> LEN_SHIFT) + 1)
+    if e2 < 64 and (_ON_BOARD64 >> e2) & 1 and grid[e2, CAP] > 0:
+        m &= SAFE_VALUES[base + (grid[e2, after] & SUM_MASK)]
+    return m
+
+
+@njit(inline="always", cache=True)
+def safe_values(grid, p):
+    """Values that, placed on p, leave the next player no new sum of 7 or 24 next to
+    the lines through p (a cheap stand-in for the greedy agent's threat count; runs,
+    sets and the other lines through the end cells are ignored)."""
+    return (_axis_safe(grid, p, 1, RUN_BEFORE, RUN_AFTER) & _axis_safe(grid, p, 8, RUN_BEFORE + 2, RUN_AFTER + 2)
+            & _axis_safe(grid, p, 9, RUN_BEFORE + 4, RUN_AFTER + 4)
+            & _axis_safe(grid, p, 7, RUN_BEFORE + 6, RUN_AFTER + 6))
+
+
+@njit(inline="always", cache=True)
+def safe_greedy_placement(grid, info, rng):
+    """The greedy placement with a safety tie-break: the most minutes now (ties
+    uniformly); when nothing scores, a uniform *safe* placement (`safe_values`), else a
+    uniform one. Returns (rng, padded cell, value), cell -1 when only pass is legal."""
+    mask = info[HAND_MASK + info[CURRENT]]
+    cells = open_cells(info)
+    best = 0
+    best_p = -1
+    best_v = 0
+    ties = 0
+    safe_total = 0
+    safe_p = -1
+    safe_v = 0
+    while cells:
+        p = lowest_bit_index(cells)
+        cells = without_lowest_bit(cells)
+        fits = mask & FITS_MASK[grid[p, CAP]]
+        if fits == 0:
+            continue
+        r0, r1, r2, r3 = _lines(grid, p)
+        scoring = fits & _candidates(grid, p, r0, r1, r2, r3)
+        while scoring:
+            v = lowest_bit_index(scoring)
+            scoring = without_lowest_bit(scoring)
+            pts = _points(grid, p, v, r0, r1, r2, r3)
+            if pts > best:
+                best = pts
+                best_p = p
+                best_v = v
+                ties = 1
+            elif pts == best and pts > 0:
+                ties += 1
+                rng, r = rng_below(rng, ties)
+                if r == 0:
+                    best_p = p
+                    best_v = v
+        if best == 0:  # no scoring move yet: keep a uniform safe one in reserve
+            safe = fits & safe_values(grid, p)
+            k = POPCOUNT[safe]
+            if k:
+                safe_total += k
+                rng, r = rng_below(rng, safe_total)
+                if r < k:  # this cell's block replaces the reserve with prob k / total
+                    for _ in range(r):
+                        safe = without_lowest_bit(safe)
+                    safe_p = p
+                    safe_v = lowest_bit_index(safe)
+    if best > 0:
+        return rng, best_p, best_v
+    if safe_p >= 0:
+        return rng, safe_p, safe_v
+    return random_placement(grid, info, rng)
+
+
+@njit(inline="always", cache=True)
+def greedy_placement(grid, info, rng):
+    """The mover's placement scoring the most minutes now, ties broken uniformly at
+    random. Returns (rng, padded cell, value), or cell -1 when only pass is legal."""
+    rng, p, v = greedy_scoring_placement(grid, info, rng)
+    if p >= 0:
+        return rng, p, v
+    return random_placement(grid, info, rng)
+
+
+@njit(inline="always", cache=True)
+def policy_placement(grid, info, rng, epsilon, safe):
+    """Epsilon-greedy: a uniformly random placement with probability epsilon / 2**32,
+    else the greedy one (`safe_greedy_placement` when `safe`, else `greedy_placement`).
+    Returns (rng, padded cell, value); cell -1 = pass."""
+    explore = epsilon >= EPSILON_SCALE
+    if epsilon > 0 and not explore:
+        rng, z = rng_next(rng)
+        explore = np.int64(z >> np.uint64(32)) < epsilon
+    if not explore:
+        if safe:
+            return safe_greedy_placement(grid, info, rng)
+        rng, p, v = greedy_scoring_placement(grid, info, rng)
+        if p >= 0:
+            return rng, p, v
+    return random_placement(grid, info, rng)  # (greedy: no placement scores, all tie)
+
+
+@kernel
+def rollout(grid, info, rng, epsilon, safe, max_placements):
+    """Play the epsilon-greedy policy (`policy_placement`) until the game ends, or
+    until `max_placements` placements were made (0 = no limit). Returns (rng, placements made).
+    Not inlined into callers: one call per simulation costs nothing, and inlining the
+    whole engine into every search kernel would multiply their compile time."""
+    if epsilon >= EPSILON_SCALE and max_placements == 0:
+        return random_playout(grid, info, rng)
+    placements = 0
+    while info[OVER] == 0:
+        if max_placements > 0 and placements >= max_placements:
+            break
+        rng, p, v = policy_placement(grid, info, rng, epsilon, safe)
+        if p < 0:
+            pass_turn(info)
+        else:
+            place(grid, info, p, v)
+            placements += 1
+    return rng, placements
+
+
+@kernel
+def repeated_rollouts(grid, info, sim_grid, sim_info, rng, epsilon, safe, count):
+    """Play `count` rollouts from (grid, info) on a scratch copy (benchmarks).
+    Returns (rng, total placements)."""
+    total = 0
+    for _ in range(count):
+        copy_state(grid, info, sim_grid, sim_info)
+        rng, k = rollout(sim_grid, sim_info, rng, epsilon, safe, 0)
+        total += k
+    return rng, total
+
+
+# --- the greedy agent's choice ------------------------------------------------------------
+_KEY_POINTS = 1 << 24
+_MAX_THREAT = (1 << 19) - 1
+
+
+@njit(inline="always", cache=True)
+def _ranking(grid, info, scratch_grid, scratch_info, scratch, actions, keys, best_only):
+    """Write the mover's legal placements (increasing ids) and their greedy keys;
+    return how many (0 = pass). With `best_only`, only those scoring the most minutes."""
+    seat = info[CURRENT]
+    mask = info[HAND_MASK + seat]
+    best = -1
+    if best_only:
+        cells = open_cells(info)
+        while cells:
+            p = lowest_bit_index(cells)
+            cells = without_lowest_bit(cells)
+            fits = mask & FITS_MASK[grid[p, CAP]]
+            if fits == 0:
+                continue
+            best = max(best, 0)
+            r0, r1, r2, r3 = _lines(grid, p)
+            fits &= _candidates(grid, p, r0, r1, r2, r3)
+            while fits:
+                v = lowest_bit_index(fits)
+                fits = without_lowest_bit(fits)
+                best = max(best, _points(grid, p, v, r0, r1, r2, r3))
+    # values the others may hold: those the mover has not seen
+    counts = scratch[96:107]
+    _unseen_counts(grid, info, seat, counts)
+    unseen = np.int64(0)
+    for v in range(1, _MAX_VALUE + 1):
+        if counts[v] > 0:
+            unseen |= np.int64(1) << v
+    # the threat of every open cell now (cells a move does not touch keep theirs)
+    threat = scratch[:80]
+    open_now = open_cells(info)
+    cells = open_now
+    while cells:
+        p = lowest_bit_index(cells)
+        cells = without_lowest_bit(cells)
+        threat[p] = _cell_best(grid, p, unseen)
+    n = 0
+    cells = open_now
+    while cells:
+        p = lowest_bit_index(cells)
+        cells = without_lowest_bit(cells)
+        fits = mask & FITS_MASK[grid[p, CAP]]
+        if fits == 0:
+            continue
+        r0, r1, r2, r3 = _lines(grid, p)
+        while fits:
+            v = lowest_bit_index(fits)
+            fits = without_lowest_bit(fits)
+            pts = _points(grid, p, v, r0, r1, r2, r3)
+            if best_only and pts != best:
+                continue
+            t = _threat_after(grid, info, p, v, threat, open_now, unseen, scratch_grid, scratch_info)
+            actions[n] = CELL_OF_PAD[p] * _MAX_VALUE + v - 1
+            keys[n] = (pts * _KEY_POINTS + (_MAX_THREAT - min(t, _MAX_THREAT)) * 16
+                       + info[HAND + seat * 11 + v])
+            n += 1
+    return n
+
+
+@kernel
+def greedy_ranking(grid, info, scratch_grid, scratch_info, scratch, actions, keys):
+    """Every legal placement of the mover (increasing ids) with its greedy key: the
+    larger the key, the more the greedy agent likes the move (see `greedy_action`).
+    Returns how many were written (0: only pass is legal)."""
+    return _ranking(grid, info, scratch_grid, scratch_info, scratch, actions, keys, False)
+
+
+@kernel
+def greedy_action(grid, info, scratch_grid, scratch_info, scratch, actions, keys):
+    """The greedy agent's action for the seat to move (reads only the board and the
+    mover's own hand). Keys, in order:
+
+    1. the most minutes now;
+    2. the fewest minutes left open to the others: after the move, the most any value
+       the mover has not seen (a tile someone else may hold) would score on an open cell;
+    3. playing the value the mover holds most copies of (keeps the hand varied);
+    4. the lowest action id.
+
+    Returns the pass action when no placement is legal. `scratch` is int64 of length
+    >= 128 (cell threats, unseen counts); `scratch_grid`/`scratch_info` hold a copy;
+    `actions`/`keys` (int64, 490) receive the moves that score the most.
+    """
+    n = _ranking(grid, info, scratch_grid, scratch_info, scratch, actions, keys, True)
+    if n == 0:
+        return _PASS
+    best = 0
+    for i in range(1, n):
+        if keys[i] > keys[best]:
+            best = i
+    return actions[best]
+
+
+@njit(inline="always", cache=True)
+def _threat_after(grid, info, p, v, threat, open_now, unseen, sg, si):
+    """The most minutes an unseen value could score on an open cell after v goes on p.
+    Only the cells just past the ends of the four lines through p change."""
+    copy_state(grid, info, sg, si)
+    place(sg, si, p, v)
+    touched = np.int64(1) << p
+    best = 0
+    for step in (1, 8, 9, 7):
+        q = p - step
+        while sg[q, VAL] != 0:
+            q -= step
+        q2 = p + step
+        while sg[q2, VAL] != 0:
+            q2 += step
+        touched |= np.int64(1) << q  # q >= 0: a walk up or left ends on a sink >= 0
+        if q2 < 64:  # a walk down may end on a sink past bit 63
+            touched |= np.int64(1) << q2
+    ends = touched & open_cells(si)
+    while ends:
+        q = lowest_bit_index(ends)
+        ends = without_lowest_bit(ends)
+        t = _cell_best(sg, q, unseen)
+        if t > best:
+            best = t
+    rest = open_now & ~touched
+    while rest:
+        q = lowest_bit_index(rest)
+        rest = without_lowest_bit(rest)
+        if threat[q] > best:
+            best = threat[q]
+    return best
+
+
+@kernel
+def policy_action(grid, info, rng, epsilon, safe):
+    """The rollout policy's action for the seat to move. Returns (rng, action id)."""
+    rng, p, v = policy_placement(grid, info, rng, epsilon, safe)
+    if p < 0:
+        return rng, _PASS
+    return rng, CELL_OF_PAD[p] * _MAX_VALUE + v - 1

@@ -1,0 +1,259 @@
+"""Monte Carlo tree search agents for a game of hidden tiles.
+
+Three ways to search a position whose other hands and bag are hidden:
+
+* ``ismcts`` — single-observer information-set MCTS (Cowling, Powley & Whitehouse 2012):
+  one tree over the mover's information sets; every iteration samples a new world
+  consistent with what the mover knows and descends only through actions legal in it,
+  with availability counts in UCB.
+* ``pimc`` — perfect-information Monte Carlo: `determinizations` worlds, a separate UCT
+  search in each (iterations / determinizations each), root visit counts summed.
+* ``cheat`` (alias ``cheating_mcts``) — UCT on the true state (every hand and the bag
+  order): an upper-bound baseline, marked ``cheating = True``.
+
+All three share one numba kernel (`agents.search_kernels.search`, where the algorithm
+is written out); this module parses parameters, sizes the tree, spends the budget and
+picks the action: the root child with the most visits (ties: the best mean reward for
+the mover, then the lowest action id).
+
+Parameters (spec ``name:key=value,...``):
+
+============== =========== ===========================================================
+iterations     1000        simulations per move (ignored when `time` is given)
+time           none        seconds per move instead of a fixed number of iterations
+c              0.7         UCB exploration constant (rewards are in [-1, 1])
+rollout        epsilon     rollout policy: ``random``, ``greedy`` or ``epsilon``
+epsilon        0.15        random-move probability of the ``epsilon`` rollout
+depth          0           rollout placements at most (0 = to the end of the game);
+                           a cut-off rollout is scored as if the game ended there
+margin         0.0         weight of a tanh(score lead / 100) term added to each reward
+determinizations 20        pimc only: worlds to search
+============== =========== ===========================================================
+
+Team variant: search agents never show tiles to their partner (show actions are never
+chosen), but they do use a tile the partner shows them.
+"""
+
+from __future__ import annotations
+
+import time as _time
+
+import numpy as np
+
+from engine import layout, rules
+from engine.determinize import SCRATCH_LEN as SAMPLER_SCRATCH_LEN
+from engine.determinize import sample_world
+
+from . import search_kernels as sk
+from .base import Agent, register
+from .policy_kernels import epsilon_threshold, greedy_ranking
+
+ROLLOUTS = {"random": 1.0, "greedy": 0.0}  # "epsilon" uses the epsilon parameter
+_LOGS = sk.log_table()
+
+
+def _positive_int(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _non_negative_number(name, value, positive=False):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    if not np.isfinite(value) or value < 0 or (positive and value == 0):
+        raise ValueError(f"{name} must be a {'positive' if positive else 'non-negative'} number, got {value!r}")
+    return float(value)
+
+
+class MCTSAgent(Agent):
+    """Shared budget handling and action choice; subclasses say which root to search."""
+
+    def __init__(self, iterations: int = 1000, time: float | None = None, c: float = 0.7,
+                 rollout: str = "epsilon", epsilon: float = 0.15, depth: int = 0,
+                 margin: float = 0.0, expand: str = "greedy", expand_after: int = 1, safe: bool = True,
+                 widen: float = 0.0, widen_root: bool = False) -> None:
+        super().__init__()
+        self.iterations = _positive_int("iterations", iterations)
+        self.time = None if time is None else _non_negative_number("time", time, positive=True)
+        self.c = _non_negative_number("c", c)
+        if rollout not in (*ROLLOUTS, "epsilon"):
+            raise ValueError(f"rollout must be one of random, greedy, epsilon; got {rollout!r}")
+        self.rollout = rollout
+        self.epsilon = _non_negative_number("epsilon", epsilon)
+        if self.epsilon > 1:
+            raise ValueError(f"epsilon must be in [0, 1], got {epsilon!r}")
+        self._epsilon = epsilon_threshold(ROLLOUTS.get(rollout, self.epsilon))
+        if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 0:
+            raise ValueError(f"depth must be a non-negative integer (0 = no limit), got {depth!r}")
+        self.depth = int(depth)
+        self.margin = _non_negative_number("margin", margin)
+        if expand not in ("greedy", "policy", "random"):
+            raise ValueError(f"expand must be greedy, policy or random, got {expand!r}")
+        self.expand = expand
+        if not isinstance(safe, bool):
+            raise ValueError(f"safe must be true or false, got {safe!r}")
+        self.safe = safe
+        self.widen = _non_negative_number("widen", widen)
+        self.widen_root = bool(widen_root)
+        if isinstance(expand_after, bool) or not isinstance(expand_after, (int, np.integer)) or expand_after < 0:
+            raise ValueError(f"expand_after must be a non-negative integer, got {expand_after!r}")
+        self.expand_after = int(expand_after)
+        self._tree = sk.new_tree(self.iterations + 1 if self.time is None else 1 << 14)
+        self._sim_grid = np.zeros((layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16)
+        self._sim_info = np.zeros(layout.INFO_LEN, dtype=np.int64)
+        self._scratch = np.zeros(sk.SCRATCH_LEN, dtype=np.int64)
+        self._reward = np.zeros(4, dtype=np.float64)
+        self._order = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.int64)  # root expansion order
+        self._order_len = 0
+        self._keys = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.int64)
+        self._rank_grid = np.zeros((layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16)
+        self._rank_info = np.zeros(layout.INFO_LEN, dtype=np.int64)
+        self._rank_scratch = np.zeros(128, dtype=np.int64)
+        self.last_iterations = 0  # simulations run for the last move (for benchmarks)
+
+    # --- the budget -------------------------------------------------------------------------
+    def _run(self, grid, info, observer, iterations, seconds, rng):
+        """Search from a fresh tree; returns (rng, iterations run)."""
+        nodes, values, meta = self._tree
+        sk.reset_tree(nodes, values, meta)
+        if seconds is None:
+            if nodes.shape[0] < iterations + 1:
+                self._tree = nodes, values, meta = self._grow(iterations + 1)
+            return self._call(grid, info, observer, iterations, rng), iterations
+        deadline = _time.perf_counter() + seconds
+        done, chunk = 0, 16
+        while True:
+            if meta[sk.COUNT] + chunk > nodes.shape[0]:
+                self._tree = nodes, values, meta = self._grow(2 * (meta[sk.COUNT] + chunk))
+            start = _time.perf_counter()
+            rng = self._call(grid, info, observer, chunk, rng)
+            done += chunk
+            now = _time.perf_counter()
+            left = deadline - now
+            if left <= 0:
+                return rng, done
+            per = max(now - start, 1e-7) / chunk
+            chunk = int(max(1, min(4 * chunk, left / 4 / per)))
+
+    def _grow(self, capacity):
+        nodes, values, meta = self._tree
+        new = sk.new_tree(capacity)
+        count = int(meta[sk.COUNT])
+        new[0][:count] = nodes[:count]
+        new[1][:count] = values[:count]
+        new[2][:] = meta
+        return new
+
+    def _call(self, grid, info, observer, iterations, rng):
+        nodes, values, meta = self._tree
+        return sk.search(grid, info, observer, iterations, self.c, self._epsilon, self.safe, self.depth, self.margin,
+                         self.expand != "random", self.expand_after, self.widen,
+                         self.widen_root, self._order, self._order_len, np.uint64(rng), nodes, values, meta, self._sim_grid,
+                         self._sim_info, self._scratch, self._reward, _LOGS)
+
+    def _root_stats(self, seat):
+        """(actions, visits, summed value for `seat`) of the root's children."""
+        nodes, values, meta = self._tree
+        count = int(meta[sk.COUNT])
+        kids = np.nonzero(nodes[1:count, sk.PARENT] == sk.ROOT)[0] + 1
+        return nodes[kids, sk.ACTION], nodes[kids, sk.VISITS], values[kids, seat]
+
+    @staticmethod
+    def _best(visits, value_sums):
+        """Index of the action with the most visits; ties: best mean value, then lowest id
+        (callers pass arrays indexed by action id)."""
+        mean = np.where(visits > 0, value_sums / np.maximum(visits, 1), -np.inf)
+        order = np.lexsort((-mean, -visits))  # primary: visits, then mean; stable on id
+        return int(order[0])
+
+    def _seed64(self):
+        return np.uint64(self.rng.integers(0, 2**63))
+
+    # --- acting -----------------------------------------------------------------------------
+    def act(self, observation, view) -> int:
+        legal = view.legal_actions()
+        if len(legal) == 1:
+            self.last_iterations = 0
+            return int(legal[0])
+        self._order_len = 0
+        if self.expand == "greedy":  # the root's children are expanded best greedy key first
+            grid, info = view.public_arrays()
+            n = greedy_ranking(grid, info, self._rank_grid, self._rank_info, self._rank_scratch,
+                               self._order, self._keys)
+            ranked = self._order[:n][np.lexsort((self._order[:n], -self._keys[:n]))]
+            self._order[:n] = ranked
+            self._order_len = n
+        visits, value_sums = self._search(view)
+        return self._best(visits, value_sums)
+
+    def _search(self, view):
+        """Per-action (visits, value sums) arrays of length NUM_ACTIONS."""
+        raise NotImplementedError
+
+    def _single_tree(self, grid, info, observer, seat):
+        rng, self.last_iterations = self._run(grid, info, observer, self.iterations, self.time, self._seed64())
+        actions, visits, vals = self._root_stats(seat)
+        out_visits = np.zeros(rules.NUM_ACTIONS, dtype=np.int64)
+        out_values = np.zeros(rules.NUM_ACTIONS, dtype=np.float64)
+        out_visits[actions] = visits
+        out_values[actions] = vals
+        return out_visits, out_values
+
+
+@register("ismcts")
+class ISMCTSAgent(MCTSAgent):
+    """Single-observer information-set MCTS (see the module doc)."""
+
+    def _search(self, view):
+        grid, info = view.public_arrays()
+        return self._single_tree(grid, info, view.seat, view.seat)
+
+
+@register("pimc")
+class PIMCAgent(MCTSAgent):
+    """Perfect-information Monte Carlo: UCT in each of `determinizations` sampled worlds,
+    root visits summed over the worlds."""
+
+    def __init__(self, determinizations: int = 20, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.determinizations = _positive_int("determinizations", determinizations)
+        self._world_grid = np.zeros_like(self._sim_grid)
+        self._world_info = np.zeros_like(self._sim_info)
+        self._sampler_scratch = np.zeros(SAMPLER_SCRATCH_LEN, dtype=np.int64)
+
+    def _search(self, view):
+        grid, info = view.public_arrays()
+        d = self.determinizations
+        per_iter = max(1, self.iterations // d)
+        per_time = None if self.time is None else self.time / d
+        visits = np.zeros(rules.NUM_ACTIONS, dtype=np.int64)
+        values = np.zeros(rules.NUM_ACTIONS, dtype=np.float64)
+        rng = self._seed64()
+        total = 0
+        for _ in range(d):
+            rng = sample_world(grid, info, view.seat, np.uint64(rng), self._world_grid, self._world_info, self._sampler_scratch)
+            rng, done = self._run(self._world_grid, self._world_info, -1, per_iter, per_time, rng)
+            total += done
+            actions, v, vals = self._root_stats(view.seat)
+            visits[actions] += v
+            values[actions] += vals
+        self.last_iterations = total
+        return visits, values
+
+
+@register("cheat")
+class CheatingMCTSAgent(MCTSAgent):
+    """UCT on the true state, hidden tiles and bag order included (an upper bound)."""
+
+    cheating = True
+
+    def _search(self, view):
+        state = view.full_state(self)
+        grid, info = state.arrays
+        return self._single_tree(grid, info, -1, view.seat)
+
+
+@register("cheating_mcts")
+class CheatingMCTSAlias(CheatingMCTSAgent):
+    """Same as ``cheat``."""
