@@ -139,3 +139,17 @@ def test_cli_help():
     out = subprocess.run([sys.executable, "train.py", "--help"], capture_output=True, text=True,
                          cwd=Path(train.__file__).parent)
     assert out.returncode == 0 and "--resume" in out.stdout
+
+
+def test_batched_greedy_matches_the_greedy_agent():
+    from engine.batch import BatchState
+    from engine.view import PlayerView
+    from training.opponents import batch_greedy_actions
+
+    batch = BatchState.new(6, 2, seed=1)
+    out = np.zeros(6, dtype=np.int64)
+    batch_greedy_actions(batch.grid, batch.info, np.ones(6, dtype=bool), out)
+    greedy = agents.make("greedy")
+    for i in range(6):
+        state = batch.game(i)
+        assert out[i] == greedy.act(None, PlayerView(state, state.current_player))

@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit, prange
 
 from agents.policy_kernels import greedy_action
-from engine import layout
+from engine import layout, rules
 
 
 @njit(parallel=True, cache=True)
@@ -17,7 +17,9 @@ def batch_greedy_actions(grid, info, which, out):
             scratch_grid = np.zeros((layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16)
             scratch_info = np.zeros(layout.INFO_LEN, dtype=np.int64)
             scratch = np.zeros(128, dtype=np.int64)
-            out[i] = greedy_action(grid[i], info[i], scratch_grid, scratch_info, scratch)
+            actions = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.int64)
+            keys = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.int64)
+            out[i] = greedy_action(grid[i], info[i], scratch_grid, scratch_info, scratch, actions, keys)
 
 
 def random_actions(mask: np.ndarray, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
