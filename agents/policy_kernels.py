@@ -94,24 +94,33 @@ def _cell_best(grid, p, values):
 
 
 # --- the greedy placement, as a rollout policy ------------------------------------------------
+# SUM_BITS[s]: the values completing a line of sum s (without them) to 7 or to 24.
+# s = 0 means no tile on the axis, where a 7 needs two tiles: no bit.
+SUM_BITS = np.array([(1 << (7 - t) if 1 <= t <= 6 else 0) | (1 << (24 - t) if 14 <= t <= 23 else 0)
+                     for t in range(64)], dtype=np.int64)
+
+
+@njit(inline="always", cache=True)
+def _bit_if(cond, v):
+    return np.int64(cond) << v
+
+
 @njit(inline="always", cache=True)
 def _axis_candidates(grid, p, step, line):
-    """Bitmask of the values that could score on this axis of empty cell p (a superset):
-    those completing a sum of 7 or 24, and, on lines of 3 or more, the neighbours'
-    values and their +-1 (runs and sets)."""
-    s = line & SUM_MASK
-    length = line >> LEN_SHIFT  # with the new tile
-    m = np.int64(0)
-    if length >= 2 and s <= 6:
-        m |= np.int64(1) << (7 - s)
-    if s >= _LINE_CAP - _MAX_VALUE:
-        m |= np.int64(1) << (_LINE_CAP - s)
-    if length >= 3:
-        a = grid[p - step, VAL]
-        b = grid[p + step, VAL]
-        m |= (np.int64(7) << a) >> 1  # a - 1, a, a + 1 (a = 0 sets bits 0 and 1: harmless)
-        m |= (np.int64(7) << b) >> 1
-    return m
+    """Bitmask of the values that could score on this axis of empty cell p (a superset,
+    branch-free): those completing a sum of 7 or 24, and those making a run or set of
+    3 with the two tiles on one side or the tiles on both sides."""
+    a = np.int64(grid[p - step, VAL])
+    b = np.int64(grid[p + step, VAL])
+    # the tiles two steps away, read only behind a tile (else p itself, which is empty)
+    a2 = np.int64(grid[p - 2 * step if a else p, VAL])
+    b2 = np.int64(grid[p + 2 * step if b else p, VAL])
+    both = a * b != 0
+    m = (_bit_if(both and a == b, a) | _bit_if(a != 0 and a2 == a, a) | _bit_if(b != 0 and b2 == b, b)  # sets
+         | _bit_if(both and b == a + 2, a + 1) | _bit_if(both and a == b + 2, b + 1)  # runs a v b
+         | _bit_if(a2 != 0 and a2 == a - 1, a + 1) | _bit_if(a2 == a + 1 and a != 0, a - 1)  # runs a2 a v
+         | _bit_if(b2 == b + 1 and b != 0, b - 1) | _bit_if(b2 != 0 and b2 == b - 1, b + 1))  # runs v b b2
+    return SUM_BITS[line & SUM_MASK] | m
 
 
 @njit(inline="always", cache=True)

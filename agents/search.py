@@ -16,19 +16,33 @@ is written out); this module parses parameters, sizes the tree, spends the budge
 picks the action: the root child with the most visits (ties: the best mean reward for
 the mover, then the lowest action id).
 
-Parameters (spec ``name:key=value,...``):
+Parameters (spec ``name:key=value,...``), defaults tuned on duplicate matches against
+`greedy` (see the README):
 
-============== =========== ===========================================================
-iterations     1000        simulations per move (ignored when `time` is given)
-time           none        seconds per move instead of a fixed number of iterations
-c              0.7         UCB exploration constant (rewards are in [-1, 1])
-rollout        epsilon     rollout policy: ``random``, ``greedy`` or ``epsilon``
-epsilon        0.15        random-move probability of the ``epsilon`` rollout
-depth          0           rollout placements at most (0 = to the end of the game);
-                           a cut-off rollout is scored as if the game ended there
-margin         0.0         weight of a tanh(score lead / 100) term added to each reward
+================ ========= ===========================================================
+iterations       1000      simulations per move (ignored when `time` is given)
+time             none      seconds per move instead of a fixed number of iterations
+c                0.5       UCB exploration constant (rewards are in [-1 - margin, 1 + margin])
+rollout          epsilon   rollout policy: ``random``, ``greedy`` or ``epsilon`` (greedy
+                           with probability 1 - epsilon, else a random placement)
+epsilon          0.1       random-move probability of the ``epsilon`` rollout
+safe             true      greedy rollouts break ties among non-scoring moves toward
+                           *safe* ones (that open no 7 or 24 next to the new tile)
+depth            4         rollout placements at most (0 = to the end of the game); a cut
+                           rollout is scored as if the game ended there
+margin           0.5       weight of tanh(score lead / 100) added to each reward
+expand           greedy    order of new children: ``greedy`` (root: the greedy agent's
+                           key; below: the rollout policy's), ``policy`` (the rollout
+                           policy's everywhere) or ``random``
+expand_after     40        a node grows children once visited this often (the root
+                           always); before that, simulations roll out from it
+widen            0.5       progressive widening: a node visited n times has at most
+                           1 + widen * sqrt(n) children (0 = all legal actions)
 determinizations 20        pimc only: worlds to search
-============== =========== ===========================================================
+================ ========= ===========================================================
+
+With 1,000 iterations the defaults amount to a shallow search over the ~16 moves the
+greedy agent ranks best, each judged by short greedy rollouts in sampled worlds.
 
 Team variant: search agents never show tiles to their partner (show actions are never
 chosen), but they do use a tile the partner shows them.
@@ -36,6 +50,7 @@ chosen), but they do use a tile the partner shows them.
 
 from __future__ import annotations
 
+import inspect
 import time as _time
 
 import numpy as np
@@ -48,7 +63,8 @@ from . import search_kernels as sk
 from .base import Agent, register
 from .policy_kernels import epsilon_threshold, greedy_ranking
 
-ROLLOUTS = {"random": 1.0, "greedy": 0.0}  # "epsilon" uses the epsilon parameter
+ROLLOUTS = ("random", "greedy", "epsilon")
+EXPANSIONS = ("greedy", "policy", "random")
 _LOGS = sk.log_table()
 
 
@@ -56,6 +72,24 @@ def _positive_int(name, value):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return int(value)
+
+
+def _non_negative_int(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    return int(value)
+
+
+def _boolean(name, value):
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be true or false, got {value!r}")
+    return bool(value)
+
+
+def _choice(name, value, allowed):
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+    return value
 
 
 def _non_negative_number(name, value, positive=False):
@@ -69,36 +103,25 @@ def _non_negative_number(name, value, positive=False):
 class MCTSAgent(Agent):
     """Shared budget handling and action choice; subclasses say which root to search."""
 
-    def __init__(self, iterations: int = 1000, time: float | None = None, c: float = 0.7,
-                 rollout: str = "epsilon", epsilon: float = 0.15, depth: int = 0,
-                 margin: float = 0.0, expand: str = "greedy", expand_after: int = 1, safe: bool = True,
-                 widen: float = 0.0, widen_root: bool = False) -> None:
+    def __init__(self, iterations: int = 1000, time: float | None = None, c: float = 0.5,
+                 rollout: str = "epsilon", epsilon: float = 0.1, safe: bool = True, depth: int = 4,
+                 margin: float = 0.5, expand: str = "greedy", expand_after: int = 40,
+                 widen: float = 0.5) -> None:
         super().__init__()
         self.iterations = _positive_int("iterations", iterations)
         self.time = None if time is None else _non_negative_number("time", time, positive=True)
         self.c = _non_negative_number("c", c)
-        if rollout not in (*ROLLOUTS, "epsilon"):
-            raise ValueError(f"rollout must be one of random, greedy, epsilon; got {rollout!r}")
-        self.rollout = rollout
+        self.rollout = _choice("rollout", rollout, ROLLOUTS)
         self.epsilon = _non_negative_number("epsilon", epsilon)
         if self.epsilon > 1:
             raise ValueError(f"epsilon must be in [0, 1], got {epsilon!r}")
-        self._epsilon = epsilon_threshold(ROLLOUTS.get(rollout, self.epsilon))
-        if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 0:
-            raise ValueError(f"depth must be a non-negative integer (0 = no limit), got {depth!r}")
-        self.depth = int(depth)
+        self._epsilon = epsilon_threshold({"random": 1.0, "greedy": 0.0}.get(rollout, self.epsilon))
+        self.safe = _boolean("safe", safe)
+        self.depth = _non_negative_int("depth", depth)
         self.margin = _non_negative_number("margin", margin)
-        if expand not in ("greedy", "policy", "random"):
-            raise ValueError(f"expand must be greedy, policy or random, got {expand!r}")
-        self.expand = expand
-        if not isinstance(safe, bool):
-            raise ValueError(f"safe must be true or false, got {safe!r}")
-        self.safe = safe
+        self.expand = _choice("expand", expand, EXPANSIONS)
+        self.expand_after = _non_negative_int("expand_after", expand_after)
         self.widen = _non_negative_number("widen", widen)
-        self.widen_root = bool(widen_root)
-        if isinstance(expand_after, bool) or not isinstance(expand_after, (int, np.integer)) or expand_after < 0:
-            raise ValueError(f"expand_after must be a non-negative integer, got {expand_after!r}")
-        self.expand_after = int(expand_after)
         self._tree = sk.new_tree(self.iterations + 1 if self.time is None else 1 << 14)
         self._sim_grid = np.zeros((layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16)
         self._sim_info = np.zeros(layout.INFO_LEN, dtype=np.int64)
@@ -149,7 +172,7 @@ class MCTSAgent(Agent):
         nodes, values, meta = self._tree
         return sk.search(grid, info, observer, iterations, self.c, self._epsilon, self.safe, self.depth, self.margin,
                          self.expand != "random", self.expand_after, self.widen,
-                         self.widen_root, self._order, self._order_len, np.uint64(rng), nodes, values, meta, self._sim_grid,
+                         self._order, self._order_len, np.uint64(rng), nodes, values, meta, self._sim_grid,
                          self._sim_info, self._scratch, self._reward, _LOGS)
 
     def _root_stats(self, seat):
@@ -218,6 +241,9 @@ class PIMCAgent(MCTSAgent):
     def __init__(self, determinizations: int = 20, **kwargs) -> None:
         super().__init__(**kwargs)
         self.determinizations = _positive_int("determinizations", determinizations)
+        if self.time is None and self.iterations < self.determinizations:
+            raise ValueError(f"iterations ({self.iterations}) must be at least determinizations "
+                             f"({self.determinizations})")
         self._world_grid = np.zeros_like(self._sim_grid)
         self._world_info = np.zeros_like(self._sim_info)
         self._sampler_scratch = np.zeros(SAMPLER_SCRATCH_LEN, dtype=np.int64)
@@ -232,7 +258,8 @@ class PIMCAgent(MCTSAgent):
         rng = self._seed64()
         total = 0
         for _ in range(d):
-            rng = sample_world(grid, info, view.seat, np.uint64(rng), self._world_grid, self._world_info, self._sampler_scratch)
+            rng = sample_world(grid, info, view.seat, np.uint64(rng), self._world_grid, self._world_info,
+                               self._sampler_scratch)
             rng, done = self._run(self._world_grid, self._world_info, -1, per_iter, per_time, rng)
             total += done
             actions, v, vals = self._root_stats(view.seat)
@@ -240,6 +267,12 @@ class PIMCAgent(MCTSAgent):
             values[actions] += vals
         self.last_iterations = total
         return visits, values
+
+
+# make() checks parameters against the signature: show pimc's as MCTSAgent's plus its own.
+PIMCAgent.__init__.__signature__ = inspect.Signature(
+    [*inspect.signature(PIMCAgent.__init__).parameters.values()][:2]
+    + [p for name, p in inspect.signature(MCTSAgent.__init__).parameters.items() if name != "self"])
 
 
 @register("cheat")

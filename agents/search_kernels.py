@@ -24,20 +24,26 @@ Each iteration:
    tiles are dealt afresh from the unseen tiles (`engine.determinize.sample_world`);
    chance (the draws) is thereby part of the world. With ``observer = -1`` the root
    state is searched as it is (UCT on one perfect-information world: PIMC, cheating).
-2. *Select.* From the root, while the game is not over: the children legal in this
-   world get AVAIL += 1; if some legal action has no child yet, one of them is chosen
-   uniformly and *expanded* (a new node), and selection stops; otherwise the legal child
-   with the best UCB is followed. Since placements name their cell and value, the board
-   is a function of the action path: a child's legality only depends on the mover's
-   hand in this world.
+2. *Select.* From the root, while the game is not over and the node is not a young
+   leaf (visited fewer than `expand_after` times; the root never is): the children
+   legal in this world get AVAIL += 1; if fewer of them exist than the node may have
+   (all legal actions of this world, or with progressive widening at most
+   ``1 + widen * sqrt(VISITS)``), one more is *expanded* (a new node) and selection
+   stops; otherwise the legal child with the best UCB is followed. New children come
+   in a fixed order of preference: at the root the caller's `root_order` (the greedy
+   agent's ranking), below it the rollout policy's (most minutes now, then safe moves,
+   ties at random), or uniformly at random. Since placements name their cell and
+   value, the board is a function of the action path: a child's legality only depends
+   on the mover's hand in this world.
 3. *Rollout* with the epsilon-greedy policy (`policy_kernels.rollout`) to the end, or
    for at most `max_placements` placements (then the position is scored as if the game
    ended there).
 4. *Backup.* Every node on the path gets VISITS += 1 and every seat's reward added:
    the rewards of RULES.md (+1/-1/0; 3-4 players: the mean against each other seat;
-   teams: the team's result), plus ``margin * tanh(lead / 100)`` where ``lead`` is the
-   seat's minutes minus the mean of the other seats' (teams: own team minus the other
-   team), a small tie-breaker toward larger wins / smaller losses (0 = off).
+   teams: the team's result) of the final (or cut-off) position, plus
+   ``margin * tanh(lead / 100)`` where ``lead`` is the seat's minutes minus the mean of
+   the other seats' (teams: own team minus the other team): a graded signal that
+   separates moves far better than win/loss alone when a simulation budget is small.
 """
 
 from __future__ import annotations
@@ -187,7 +193,7 @@ def evaluate(info, out, margin):
 
 @kernel
 def search(root_grid, root_info, observer, iterations, c, epsilon, safe, max_placements, margin, greedy_expand,
-           expand_after, widen, widen_root, root_order, root_order_len, rng, nodes, values, meta, sim_grid, sim_info, scratch, reward, logs):
+           expand_after, widen, root_order, root_order_len, rng, nodes, values, meta, sim_grid, sim_info, scratch, reward, logs):
     """Run `iterations` MCTS iterations on the tree (see the module doc).
 
     observer: the seat whose information set is searched (ISMCTS: a fresh world per
@@ -235,7 +241,7 @@ def search(root_grid, root_info, observer, iterations, c, epsilon, safe, max_pla
                         best = child
                 child = nodes[child, NEXT_SIBLING]
             limit = max(num_legal, 1)
-            if widen > 0.0 and (widen_root or node != ROOT):  # progressive widening
+            if widen > 0.0:  # progressive widening
                 limit = min(limit, 1 + np.int64(widen * np.sqrt(nodes[node, VISITS])))
             if available < limit:  # an action of this world has no child yet
                 if meta[COUNT] < capacity:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 
@@ -25,22 +24,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from agents import make  # noqa: E402
 from agents.policy_kernels import epsilon_threshold, repeated_rollouts  # noqa: E402
+from benchmarks.machine import describe, machine_info  # noqa: E402
 from engine import GameState  # noqa: E402
 from engine.view import PlayerView  # noqa: E402
-
-
-def machine() -> dict:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return {"platform": platform.platform(), "python": platform.python_version(), "cpu": cpu,
-            "cores": os.cpu_count(), "numba": numba.__version__, "numba_threads": numba.get_num_threads()}
 
 
 def best_of(repeats: int, fn) -> float:
@@ -74,7 +60,7 @@ def rollouts_per_s(state, epsilon: float, safe: bool, games: int, repeats: int) 
 
 
 def mcts_iterations_per_s(view, spec: str, iterations: int, repeats: int) -> float:
-    agent = make(f"{spec},iterations={iterations}", seed=0)
+    agent = make(f"{spec}{',' if ':' in spec else ':'}iterations={iterations}", seed=0)
     agent.act(None, view)  # compile / warm up
     return iterations / best_of(repeats, lambda: agent.act(None, view))
 
@@ -90,29 +76,26 @@ def main(argv=None) -> dict:
 
     state = GameState.new(2, seed=args.seed)
     view = PlayerView(state, 0)
+    full = "depth=0"  # whole-game rollouts, as in a flat Monte Carlo
     result = {
-        "machine": machine(),
+        "machine": machine_info(),
         "position": f"opening of a 2-player game, deal seed {args.seed}",
         "greedy_moves_per_s": greedy_moves_per_s(view, 2000, args.repeats),
         "mcts_random_rollout_iterations_per_s": mcts_iterations_per_s(
-            view, "ismcts:rollout=random", args.iterations, args.repeats),
+            view, f"ismcts:rollout=random,{full}", args.iterations, args.repeats),
         "mcts_greedy_rollout_iterations_per_s": mcts_iterations_per_s(
-            view, "ismcts:rollout=epsilon", args.iterations, args.repeats),
-        "mcts_pure_greedy_rollout_iterations_per_s": mcts_iterations_per_s(
-            view, "ismcts:rollout=greedy", args.iterations, args.repeats),
-        "pimc_default_iterations_per_s": mcts_iterations_per_s(
-            view, "pimc:determinizations=20", args.iterations, args.repeats),
-        "mcts_iterations_per_search": args.iterations,
+            view, f"ismcts:rollout=epsilon,{full}", args.iterations, args.repeats),
+        "mcts_default_iterations_per_s": mcts_iterations_per_s(view, "ismcts", args.iterations, args.repeats),
+        "pimc_default_iterations_per_s": mcts_iterations_per_s(view, "pimc", args.iterations, args.repeats),
+        "cheat_default_iterations_per_s": mcts_iterations_per_s(view, "cheat", args.iterations, args.repeats),
         "random_rollouts_per_s": rollouts_per_s(state, 1.0, False, 20000, args.repeats),
-        "epsilon_greedy_rollouts_per_s": rollouts_per_s(state, 0.15, True, 5000, args.repeats),
-        "epsilon_plain_greedy_rollouts_per_s": rollouts_per_s(state, 0.15, False, 5000, args.repeats),
+        "epsilon_greedy_rollouts_per_s": rollouts_per_s(state, 0.1, True, 5000, args.repeats),
+        "mcts_iterations_per_search": args.iterations,
     }
     if args.json:
         print(json.dumps(result))
     else:
-        m = result["machine"]
-        print(f"machine: {m['platform']}, {m['cpu']}, {m['cores']} cores, python {m['python']}, "
-              f"numba {m['numba']} ({m['numba_threads']} thread)")
+        print(f"machine: {describe()}, load average {result['machine']['load_average']:.2f}")
         print(result["position"])
         for key, value in result.items():
             if isinstance(value, float):

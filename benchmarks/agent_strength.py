@@ -24,6 +24,7 @@ from multiprocessing import get_context
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from agents import make  # noqa: E402
+from benchmarks.machine import describe, machine_info  # noqa: E402
 from agents.play import play_game  # noqa: E402
 from engine.deal import random_deal  # noqa: E402
 
@@ -76,6 +77,7 @@ def summarize(results: list[dict], spec_a: str, spec_b: str, seconds: float) -> 
         "both_games_won_deals": sum(1 for i in range(0, n, 2)
                                     if results[i]["reward"] > 0 and results[i + 1]["reward"] > 0),
         "seconds": seconds,
+        "machine": machine_info(),
     }
 
 
@@ -108,8 +110,9 @@ def main(argv=None) -> dict:
     else:
         lo, hi = summary["win_rate_ci95"]
         slo, shi = summary["strict_win_rate_ci95"]
-        print(f"{args.a} vs {args.b}: {summary['games']} games ({args.deals} deals x 2 seats), "
-              f"{summary['seconds']:.0f} s")
+        print(f"{args.a} vs {args.b}: {summary['games']} games ({args.deals} deals x 2 seats, "
+              f"seed {args.seed}), {summary['seconds']:.0f} s, {args.workers} worker(s)")
+        print(f"  machine: {describe()}, load average {summary['machine']['load_average']:.2f}")
         print(f"  A wins {summary['wins']}, draws {summary['draws']}, losses {summary['losses']}")
         print(f"  win rate (draws half) {summary['win_rate']:.3f}  95% CI [{lo:.3f}, {hi:.3f}]")
         print(f"  strict win rate       {summary['strict_win_rate']:.3f}  95% CI [{slo:.3f}, {shi:.3f}]")

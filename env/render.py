@@ -2,7 +2,8 @@
 
 Both read an engine `GameState` and show only public information plus, optionally, the
 hand of one viewing seat. The RGB picture is drawn with numpy alone (a 3x5 pixel font),
-so it is fast and needs no plotting library.
+so it is fast and needs no plotting library. For notebooks and documents, `env.render_svg`
+draws a cleaner picture (SVG inline in Jupyter, PNG through matplotlib).
 """
 
 from __future__ import annotations

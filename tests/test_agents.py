@@ -1,0 +1,309 @@
+"""Agents: the registry, legal play in every game mode, greedy's choice, MCTS on
+hand-built positions, the world sampler's information discipline, and seeding."""
+
+import numpy as np
+import pytest
+
+from agents import make, registered
+from agents.play import play_game, replay
+from engine import GameState, layout, rules
+from engine.deal import random_deal
+from engine.determinize import SCRATCH_LEN, sample_world
+from engine.rules import PASS_ACTION, action_id, cell_of
+from engine.view import PlayerView
+
+MODES = [(2, False), (3, False), (4, False), (4, True)]
+MODE_IDS = ["2p", "3p", "4p", "team"]
+FAST_SPECS = [
+    "random",
+    "greedy",
+    "policy",
+    "ismcts:iterations=60",
+    "ismcts:iterations=40,rollout=random,depth=0,widen=0,expand_after=1,expand=random",
+    "pimc:determinizations=3,iterations=30",
+    "cheat:iterations=40",
+]
+
+
+# --------------------------------------------------------------------------- registry
+def test_builtin_agents_are_registered():
+    assert {"random", "greedy", "policy", "ismcts", "pimc", "cheat", "cheating_mcts"} <= set(registered())
+
+
+@pytest.mark.parametrize("spec", [
+    "nosuchagent", "greedy:x=1", "ismcts:iterations=0", "ismcts:iterations=-5", "ismcts:c=-1",
+    "ismcts:rollout=nope", "ismcts:epsilon=2", "ismcts:time=0", "ismcts:depth=1.5", "ismcts:safe=3",
+    "ismcts:expand=sideways", "ismcts:widen=-1", "pimc:determinizations=0",
+    "pimc:determinizations=50,iterations=10", "cheat:bogus=1",
+])
+def test_bad_specs_raise_value_error(spec):
+    with pytest.raises(ValueError):
+        make(spec)
+
+
+def test_spec_parameters_reach_the_agent():
+    agent = make("pimc:determinizations=5,iterations=100,c=0.3,rollout=random,depth=0")
+    assert (agent.determinizations, agent.iterations, agent.c, agent.rollout, agent.depth) == (5, 100, 0.3, "random", 0)
+    assert make("cheat").cheating and make("cheating_mcts").cheating
+    assert not make("ismcts").cheating and not make("pimc").cheating
+
+
+def test_only_cheating_agents_see_the_true_state():
+    view = PlayerView(GameState.new(2, seed=1), 0)
+    with pytest.raises(PermissionError):
+        view.full_state(make("ismcts"))
+    assert view.full_state(make("cheat")).deal.tolist() == random_deal(1).tolist()
+
+
+# --------------------------------------------------------------------------- legal play
+@pytest.mark.parametrize("spec", FAST_SPECS)
+@pytest.mark.parametrize("mode", MODES, ids=MODE_IDS)
+def test_agents_play_only_legal_moves(spec, mode):
+    num_players, team = mode
+    games = 1 if spec.startswith(("ismcts", "pimc", "cheat")) else 6
+    for g in range(games):
+        agents = [make(spec, seed=100 * g + s) for s in range(num_players)]
+        record = play_game(agents, random_deal(1000 + g), num_players, team)
+        assert record.forfeit is None, record.error
+        assert replay(record).is_over
+
+
+def test_search_agents_play_against_each_other_in_every_mode():
+    specs = ["ismcts:iterations=50", "pimc:determinizations=2,iterations=40", "cheat:iterations=50", "greedy"]
+    for (num_players, team), seed in zip(MODES, range(4)):
+        agents = [make(specs[s], seed=s) for s in range(num_players)]
+        record = play_game(agents, random_deal(seed), num_players, team)
+        assert record.forfeit is None, record.error
+
+
+# --------------------------------------------------------------------------- greedy
+def _minutes_of_each_move(state):
+    return {a: state.clone().step(a) for a in state.legal_actions() if a != PASS_ACTION}
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_greedy_always_takes_a_maximal_score_move(num_players):
+    rng = np.random.default_rng(num_players)
+    greedy = make("greedy")
+    policy = make("policy", seed=5)
+    checked = 0
+    for g in range(25):
+        state = GameState.new(num_players, seed=g)
+        while not state.is_over:
+            view = PlayerView(state, state.current_player)
+            minutes = _minutes_of_each_move(state)
+            for agent in (greedy, policy):
+                action = agent.act(None, view)
+                if minutes:
+                    assert minutes[action] == max(minutes.values())
+                    checked += 1
+                else:
+                    assert action == PASS_ACTION
+            legal = state.legal_actions()
+            state.step(legal[rng.integers(len(legal))])  # random positions, not greedy ones
+    assert checked > 500
+
+
+def _threat(after, values):
+    """The most minutes any of `values` would score on an open cell of `after`."""
+    board = {(c // 7, c % 7): int(v) for c, v in enumerate(after.board.flat) if v}
+    caps = after.capacities.flat
+    best = 0
+    for cell in after.frontier_cells:
+        for v in values:
+            if v <= caps[cell]:
+                probe = GameState.from_position(board, [[v], []], current_player=0)
+                best = max(best, probe.step(action_id(cell, v)))
+    return best
+
+
+def test_greedy_tie_break_leaves_the_fewest_minutes_open():
+    greedy = make("greedy")
+    rng = np.random.default_rng(0)
+    checked = 0
+    for g in range(6):
+        state = GameState.new(2, seed=50 + g)
+        for _ in range(2 + 3 * g):
+            legal = state.legal_actions()
+            state.step(legal[rng.integers(len(legal))])
+        view = PlayerView(state, state.current_player)
+        unseen = [v + 1 for v, n in enumerate(view.unseen_counts()) if n > 0]
+        minutes = _minutes_of_each_move(state)
+        top = [a for a, m in minutes.items() if m == max(minutes.values())]
+        threats = {}
+        for a in top:
+            after = state.clone()
+            after.step(a)
+            threats[a] = _threat(after, unseen)
+        action = greedy.act(None, view)
+        assert action in top and threats[action] == min(threats.values())
+        checked += len(top)
+    assert checked >= 10
+
+
+# --------------------------------------------------------------------------- MCTS positions
+def _last_move_position():
+    # Row 3: 10 10 at (3,5), (3,6). Seat 0 holds one 4, seat 1 nothing, the bag is empty:
+    # only 4 on (3,4) scores (10 + 10 + 4 = 24, 40 minutes), and scoring wins; any other
+    # placement ends the game 0 - 0 with no tiles left: a draw.
+    board = {(3, 5): 10, (3, 6): 10}
+    return GameState.from_position(board, [[4], []], num_players=2, current_player=0)
+
+
+@pytest.mark.parametrize("spec", ["ismcts:iterations=200", "pimc:determinizations=4,iterations=200",
+                                  "cheat:iterations=200", "ismcts:iterations=200,rollout=random,depth=0"])
+def test_mcts_finds_the_winning_last_move(spec):
+    state = _last_move_position()
+    assert len(state.legal_actions()) > 3
+    action = make(spec, seed=0).act(None, PlayerView(state, 0))
+    assert action == action_id(cell_of(3, 4), 4)
+    state.step(action)
+    assert state.is_over and state.rewards().tolist() == [1.0, -1.0]
+
+
+# --------------------------------------------------------------------------- world sampler
+def _sample(state, seat, seed):
+    grid, info = state.arrays
+    out = GameState(np.empty_like(grid), np.empty_like(info))
+    sample_world(grid, info, seat, np.uint64(seed), out.arrays[0], out.arrays[1],
+                 np.zeros(SCRATCH_LEN, dtype=np.int64))
+    return out
+
+
+def _all_tiles(state):
+    counts = np.zeros(11, dtype=np.int64)
+    board = state.board
+    for v in board[board > 0]:
+        counts[v] += 1
+    counts[1:] += state.hands.sum(axis=0)
+    for v in [*state.bag, *state.removed]:
+        counts[v] += 1
+    return counts[1:]
+
+
+def _mid_game(num_players, team, seed, moves):
+    state = GameState.new(num_players, seed=seed, team=team)
+    rng = np.random.default_rng(seed)
+    for _ in range(moves):
+        if state.is_over:
+            break
+        shows = state.show_actions()
+        if shows and rng.random() < 0.5:
+            state.step(shows[rng.integers(len(shows))])
+        legal = state.legal_actions()
+        state.step(legal[rng.integers(len(legal))])
+    return state
+
+
+@pytest.mark.parametrize("mode", MODES, ids=MODE_IDS)
+def test_sampled_worlds_are_consistent_with_the_observation(mode):
+    num_players, team = mode
+    for seed in range(12):
+        state = _mid_game(num_players, team, seed, moves=seed * 2)
+        seat = seed % num_players
+        world = _sample(state, seat, seed)
+        assert _all_tiles(world).tolist() == [4] * 10
+        assert world.hand_sizes.tolist() == state.hand_sizes.tolist()
+        assert world.hands[seat].tolist() == state.hands[seat].tolist()
+        assert world.board.tolist() == state.board.tolist()
+        assert world.bag_size == state.bag_size
+        assert world.scores.tolist() == state.scores.tolist()
+        assert (world.timeout_cells, world.current_player, world.is_over) == (
+            state.timeout_cells, state.current_player, state.is_over)
+        if team:
+            partner = (seat + 2) % 4
+            shown = state.shown_tiles[partner]
+            assert world.shown_tiles[partner] == shown
+            if shown:
+                assert world.hands[partner][shown - 1] >= 1
+        # the world plays on like a real game
+        world.step(world.legal_actions()[0])
+
+
+def test_sampled_worlds_vary_with_the_seed():
+    state = GameState.new(2, seed=3)
+    hands = {tuple(_sample(state, 0, s).hands[1]) for s in range(20)}
+    assert len(hands) > 10
+
+
+def test_sampler_never_reads_hidden_tiles():
+    # Two games that differ only in what seat 0 cannot see (seat 1's hand, the bag order,
+    # the removed tiles) give identical worlds for the same random stream.
+    deal = random_deal(11).astype(np.int64)
+    hidden = np.r_[1:4, 4 + 6:40]  # removed, seat 1's hand, the bag
+    other = deal.copy()
+    other[hidden] = np.random.default_rng(0).permutation(deal[hidden])
+    a, b = GameState.from_deal(deal, 2), GameState.from_deal(other, 2)
+    assert a.hands[1].tolist() != b.hands[1].tolist()
+    for s in range(5):
+        wa, wb = _sample(a, 0, s), _sample(b, 0, s)
+        assert np.array_equal(wa.arrays[0], wb.arrays[0]) and np.array_equal(wa.arrays[1], wb.arrays[1])
+    # mid-game: positions built from the same public facts, different hidden tiles
+    board = {(3, 3): 5, (3, 4): 2, (2, 2): 7}
+    p = GameState.from_position(board, [[1, 2, 3], [4, 4, 9], [6, 10]], num_players=3, bag=[8, 6, 1])
+    q = GameState.from_position(board, [[1, 2, 3], [8, 10, 1], [4, 9]], num_players=3, bag=[6, 4, 6])
+    for s in range(5):
+        wp, wq = _sample(p, 0, s), _sample(q, 0, s)
+        assert np.array_equal(wp.arrays[0], wq.arrays[0]) and np.array_equal(wp.arrays[1], wq.arrays[1])
+
+
+def test_search_agents_decide_the_same_with_different_hidden_tiles():
+    deal = random_deal(21).astype(np.int64)
+    hidden = np.r_[1:4, 4 + 6:40]
+    other = deal.copy()
+    other[hidden] = np.random.default_rng(1).permutation(deal[hidden])
+    for spec in ("ismcts:iterations=300", "pimc:determinizations=3,iterations=150"):
+        actions = [make(spec, seed=4).act(None, PlayerView(GameState.from_deal(d, 2), 0)) for d in (deal, other)]
+        assert actions[0] == actions[1], spec
+
+
+# --------------------------------------------------------------------------- seeding
+@pytest.mark.parametrize("spec", ["random", "ismcts:iterations=50", "pimc:determinizations=2,iterations=40",
+                                  "cheat:iterations=40", "policy:epsilon=0.3"])
+def test_seeded_agents_reproduce_games(spec):
+    def run():
+        agents = [make(spec), make("greedy")]
+        return play_game(agents, random_deal(5), 2, seeds=[17, 18]).actions
+
+    first = run()
+    assert run() == first
+
+
+def test_time_budget():
+    agent = make("ismcts:time=0.05", seed=0)
+    state = GameState.new(2, seed=2)
+    action = agent.act(None, PlayerView(state, 0))
+    assert state.is_legal(action) and agent.last_iterations > 10
+    pimc = make("pimc:time=0.05,determinizations=4", seed=0)
+    assert state.is_legal(pimc.act(None, PlayerView(state, 0)))
+
+
+def test_search_ignores_show_actions_in_the_team_variant():
+    state = GameState.new(4, seed=4, team=True)
+    assert state.show_actions()
+    action = make("ismcts:iterations=50", seed=0).act(None, PlayerView(state, 0))
+    assert action < rules.PASS_ACTION and state.is_legal(action)
+
+
+# --------------------------------------------------------------------------- strength (slow)
+def _duplicate_score(spec_a, spec_b, deals, seed=0):
+    score = 0.0
+    for i in range(deals):
+        deal = random_deal(seed + i)
+        for a_seat in (0, 1):
+            agents = [make(spec_a), make(spec_b)] if a_seat == 0 else [make(spec_b), make(spec_a)]
+            record = play_game(agents, deal, 2, seeds=[i, i + 1])
+            assert record.forfeit is None
+            r = record.rewards[a_seat]
+            score += 1.0 if r > 0 else 0.5 if r == 0 else 0.0
+    return score / (2 * deals)
+
+
+@pytest.mark.slow
+def test_greedy_beats_random():
+    assert _duplicate_score("greedy", "random", 50) >= 0.97
+
+
+@pytest.mark.slow
+def test_ismcts_beats_greedy():
+    assert _duplicate_score("ismcts:iterations=1000", "greedy", 25, seed=7000) >= 0.65
