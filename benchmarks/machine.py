@@ -18,6 +18,7 @@ def cpu_model() -> str:
 
 
 def machine_info() -> dict:
+    import engine  # noqa: F401  (sets the OpenMP wait policy before numba starts its threads)
     import numba
     import numpy
 

@@ -4,8 +4,8 @@ Each notebook reads ``NOTEBOOK_FAST=1`` in its first code cell and shrinks its g
 counts, so the same code runs in seconds. The notebook is executed by nbclient in a
 Jupyter kernel started in notebooks/ (as when opened there); a failing cell fails the
 test with the cell's error. Nothing is written back: the committed copies keep the
-outputs of their full run (re-run one with ``jupyter nbconvert --to notebook --execute
---inplace notebooks/NAME.ipynb``, or `python tests/test_notebooks.py --full NAME`).
+outputs of their full run: re-run and save one with ``python tests/test_notebooks.py --full
+NAME`` (e.g. ``02``) after changing what it measures.
 """
 
 from __future__ import annotations
