@@ -15,12 +15,14 @@ import torch
 
 from engine import layout, rules
 from engine.determinize import SCRATCH_LEN
-from env.observation import OBS_SIZE
+from env.observation import OBS_SIZE, encode_arrays
 
+from . import features
 from .az_kernels import MAX_DEPTH, expand_and_backup, reset_trees, select_leaves
 from .base import Agent, register
 from .neural import NetPolicy
 from .nets import load_net
+from .search import ISMCTSAgent
 
 
 class BatchedSearch:
@@ -58,7 +60,10 @@ class BatchedSearch:
         priors = np.zeros((len(active), a), dtype=np.float32)
         values = np.zeros((len(active), 4), dtype=np.float32)
         rows = np.flatnonzero(active)
-        logits, vals = self.policy.logits_values(self.leaf_obs[rows], self.leaf_mask[rows, :a])
+        exposure = None
+        if self.policy.needs_exposure:  # the leaves' states are in sim_grid/sim_info
+            exposure = features.exposure(self.sim_grid, self.sim_info, rows)[rows]
+        logits, vals = self.policy.logits_values(self.leaf_obs[rows], self.leaf_mask[rows, :a], exposure)
         z = logits - logits.max(axis=1, keepdims=True)
         p = np.exp(z)
         priors[rows] = p / p.sum(axis=1, keepdims=True)
@@ -100,13 +105,22 @@ class BatchedSearch:
 
 @register("alphazero")
 class AlphaZeroAgent(Agent):
-    """`alphazero:PATH[,iterations=N][,time=S][,c=1.5]`: PUCT search over sampled worlds
-    with a trained network for priors and leaf values; plays the most visited action.
+    """`alphazero:PATH[,iterations=N][,time=S][,c=1.5][,leaf=value|rollout]`: search
+    over sampled worlds guided by a trained network; plays the most visited action.
+
+    leaf=value (default): AlphaZero's PUCT with the network's priors and its value at
+    the leaves (`BatchedSearch`); `c` is the PUCT constant.
+    leaf=rollout: AlphaGo's other evaluator: the `ismcts` search (short greedy rollouts
+    at the leaves, its tuned defaults) with the root's children expanded in the order of
+    the network's policy instead of the greedy agent's, so with progressive widening the
+    simulations go to the moves the network ranks best. One network call per move, which
+    leaves nearly the whole budget to simulations.
+
     With `time`, searches until that many seconds have passed (iterations is then the
     cap on tree size). Team show actions are never chosen."""
 
     def __init__(self, path: str, iterations: int = 200, time: float | None = None, c: float = 1.5,
-                 device: str = "cpu"):
+                 device: str = "cpu", leaf: str = "value"):
         super().__init__()
         if iterations < 1:
             raise ValueError(f"iterations must be >= 1, got {iterations}")
@@ -114,15 +128,27 @@ class AlphaZeroAgent(Agent):
             raise ValueError(f"time must be > 0 seconds, got {time}")
         if c <= 0:
             raise ValueError(f"c must be > 0, got {c}")
+        if leaf not in ("value", "rollout"):
+            raise ValueError(f"leaf must be 'value' or 'rollout', got {leaf!r}")
         self.time = time
         policy = NetPolicy(load_net(path, device), device)
-        if time is None:
+        self.guided = None
+        if leaf == "rollout":
+            self.guided = PolicyOrderedISMCTS(policy, iterations=iterations, time=time)
+        elif time is None:
             self.search = BatchedSearch(policy, 1, iterations, c)
         else:  # search until the deadline, in a tree of at most `iterations` (>= 4096) nodes
             self.search = BatchedSearch(policy, 1, 10**9, c, max_nodes=max(iterations, 4096))
         self._active = np.ones(1, dtype=np.bool_)
 
+    def seed(self, seed: int | None) -> None:
+        super().seed(seed)
+        if self.guided is not None:
+            self.guided.seed(None if seed is None else seed + 1)
+
     def act(self, observation, view) -> int:
+        if self.guided is not None:
+            return self.guided.act(observation, view)
         legal = view.legal_actions()
         if len(legal) == 1:
             return int(legal[0])
@@ -133,3 +159,23 @@ class AlphaZeroAgent(Agent):
         scores = np.full(len(visits), -1.0)
         scores[legal] = visits[legal]
         return int(np.argmax(scores))
+
+
+class PolicyOrderedISMCTS(ISMCTSAgent):
+    """ISMCTS whose root children are expanded in the order of a network's policy."""
+
+    def __init__(self, policy: NetPolicy, **kwargs):
+        super().__init__(**kwargs)
+        self.policy = policy
+        self._obs = np.zeros((1, OBS_SIZE), dtype=np.float32)
+
+    def _rank_root(self, view) -> None:
+        grid, info = view.public_arrays()
+        encode_arrays(grid, info, view.seat, self._obs[0])
+        mask = view.legal_action_mask()[None, : self.policy.num_actions]
+        exposure = features.exposure(grid, info)[None] if self.policy.needs_exposure else None
+        logits, _ = self.policy.logits_values(self._obs, mask, exposure)
+        legal = np.flatnonzero(mask[0, : rules.NUM_PLACEMENT_ACTIONS])
+        order = legal[np.argsort(-logits[0, legal], kind="stable")]
+        self._order[: len(order)] = order
+        self._order_len = len(order)

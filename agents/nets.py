@@ -16,7 +16,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from engine import rules
-from env.observation import NUM_PLANES, NUM_VECTOR_FEATURES, OBS_SIZE, PLANES_SIZE
+from env.observation import NUM_PLANES, NUM_VECTOR_FEATURES, OBS_SIZE, P_POINTS, PLANES_SIZE
 
 MASKED_LOGIT = -1e9
 
@@ -31,6 +31,14 @@ class NetConfig:
     head_hidden: int = 128  # hidden width of the value head and the pass/show head
     num_actions: int = rules.NUM_ACTIONS  # 491, or rules.NUM_TEAM_ACTIONS for teams
     value_outputs: int = 4  # seats, rotated; unused slots are ignored
+    # Add gain[v] * (the observation's "minutes if v is placed here" plane) to the
+    # placement logits: a skip connection that lets the network start from the greedy
+    # agent's preference and learn the corrections (gain is learned, one per value).
+    points_skip: float = 0.0  # initial gain; 0 = no skip connection
+    # Also subtract gain * the move's exposure (`agents.features.exposure`: the minutes
+    # it leaves open to tiles the mover has not seen, / 100) from its logit. A network
+    # with this on must be given those features beside the observation.
+    exposure_skip: float = 0.0  # initial gain; 0 = not used
 
 
 class ResidualBlock(nn.Module):
@@ -65,18 +73,37 @@ class PolicyValueNet(nn.Module):
         # the vector features also reach every cell, so placement logits can use the hand
         self.vector_to_planes = nn.Linear(c.vector_hidden, c.channels)
         self.place_head = nn.Conv2d(c.channels, rules.MAX_VALUE, 1)
+        if c.points_skip:
+            self.points_gain = nn.Parameter(torch.full((rules.MAX_VALUE,), float(c.points_skip)))
+        if c.exposure_skip:
+            self.exposure_gain = nn.Parameter(torch.full((rules.MAX_VALUE,), float(c.exposure_skip)))
         summary = 2 * c.channels + c.vector_hidden  # mean- and max-pooled tower + vector MLP
         self.other_head = nn.Sequential(nn.Linear(summary, c.head_hidden), nn.ReLU(),
                                         nn.Linear(c.head_hidden, c.num_actions - rules.NUM_PLACEMENT_ACTIONS))
         self.value = nn.Sequential(nn.Linear(summary, c.head_hidden), nn.ReLU(),
                                    nn.Linear(c.head_hidden, c.value_outputs), nn.Tanh())
 
-    def forward(self, obs: torch.Tensor, mask: torch.Tensor | None = None):
+    @property
+    def needs_exposure(self) -> bool:
+        return bool(self.config.exposure_skip)
+
+    def forward(self, obs: torch.Tensor, mask: torch.Tensor | None = None, exposure: torch.Tensor | None = None):
+        """exposure: (B, 490) move features, required when `needs_exposure`."""
         planes = obs[:, :PLANES_SIZE].reshape(-1, NUM_PLANES, 7, 7)
         v = self.vector(obs[:, PLANES_SIZE:])
         x = self.stem(planes) + self.vector_to_planes(v)[:, :, None, None]
         x = self.tower(x)
-        place = self.place_head(x).permute(0, 2, 3, 1).reshape(-1, rules.NUM_PLACEMENT_ACTIONS)
+        place = self.place_head(x)
+        if self.config.points_skip:
+            points = planes[:, P_POINTS:P_POINTS + rules.MAX_VALUE]
+            place = place + self.points_gain[None, :, None, None] * points
+        place = place.permute(0, 2, 3, 1).reshape(-1, rules.NUM_PLACEMENT_ACTIONS)
+        if self.config.exposure_skip:
+            if exposure is None:
+                raise ValueError("this network reads the move exposure features (agents.features.exposure); "
+                                 "pass them as `exposure`")
+            gain = self.exposure_gain.repeat(rules.NUM_CELLS)  # action c * 10 + v - 1 -> gain[v - 1]
+            place = place - gain[None, :] * exposure
         summary = torch.cat([x.mean(dim=(2, 3)), x.amax(dim=(2, 3)), v], dim=1)
         logits = torch.cat([place, self.other_head(summary)], dim=1)
         if mask is not None:

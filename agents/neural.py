@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from . import features
 from .base import Agent, register
 from .nets import PolicyValueNet, load_net
 
@@ -17,16 +18,24 @@ class NetPolicy:
         self.device = torch.device(device)
         self.num_actions = net.config.num_actions
 
+    @property
+    def needs_exposure(self) -> bool:
+        """Whether `exposure` features (agents.features) must come with each observation."""
+        return self.net.needs_exposure
+
     @torch.no_grad()
-    def logits_values(self, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def logits_values(self, obs: np.ndarray, mask: np.ndarray,
+                      exposure: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         o = torch.as_tensor(obs, dtype=torch.float32, device=self.device)
         m = torch.as_tensor(mask[:, : self.num_actions], dtype=torch.bool, device=self.device)
-        logits, values = self.net(o, m)
+        e = None if exposure is None else torch.as_tensor(exposure, dtype=torch.float32, device=self.device)
+        logits, values = self.net(o, m, e)
         return logits.cpu().numpy(), values.cpu().numpy()
 
-    def choose(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator, temperature: float = 0.0):
+    def choose(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator, temperature: float = 0.0,
+               exposure: np.ndarray | None = None):
         """One action per row: argmax (temperature 0) or a sample at that temperature."""
-        logits, _ = self.logits_values(obs, mask)
+        logits, _ = self.logits_values(obs, mask, exposure)
         if temperature <= 0:
             return logits.argmax(axis=1)
         z = logits / temperature
@@ -56,7 +65,11 @@ class NetAgent(Agent):
         mask = view.legal_action_mask()[None, : self.policy.num_actions]
         if not mask.any():  # only team shows are legal beyond the net's action space
             return int(view.legal_actions()[0])
-        return int(self.policy.choose(observation[None], mask, self.rng, self.temperature)[0])
+        exposure = None
+        if self.policy.needs_exposure:
+            grid, info = view.public_arrays()
+            exposure = features.exposure(grid, info)[None]
+        return int(self.policy.choose(observation[None], mask, self.rng, self.temperature, exposure)[0])
 
 
 @register("checkpoint")

@@ -420,6 +420,19 @@ def greedy_action(grid, info, scratch_grid, scratch_info, scratch, actions, keys
     return actions[best]
 
 
+@kernel
+def exposure_after_placements(grid, info, scratch_grid, scratch_info, scratch, actions, keys, out):
+    """out[a] (float32, length >= 490) = for each legal placement a of the mover, the
+    most minutes a value the mover has not seen could score on an open cell after it
+    (the greedy key's second part) / 100; 0 for every other action."""
+    for a in range(out.shape[0]):
+        out[a] = 0.0
+    n = _ranking(grid, info, scratch_grid, scratch_info, scratch, actions, keys, False)
+    for i in range(n):
+        left_open = _MAX_THREAT - ((keys[i] % _KEY_POINTS) >> 4)
+        out[actions[i]] = left_open / 100.0
+
+
 @njit(inline="always", cache=True)
 def _threat_after(grid, info, p, v, threat, open_now, unseen, sg, si):
     """The most minutes an unseen value could score on an open cell after v goes on p.

@@ -195,20 +195,32 @@ class MCTSAgent(Agent):
 
     # --- acting -----------------------------------------------------------------------------
     def act(self, observation, view) -> int:
+        return self.act_with_visits(view)[0]
+
+    def act_with_visits(self, view) -> tuple[int, np.ndarray, np.ndarray]:
+        """The chosen action, and the root's visit counts and summed rewards for the
+        mover per action id (length NUM_ACTIONS): the targets when this search teaches a
+        network. A forced move (one legal action) is not searched: visits 1, reward 0."""
         legal = view.legal_actions()
         if len(legal) == 1:
             self.last_iterations = 0
-            return int(legal[0])
+            visits = np.zeros(rules.NUM_ACTIONS, dtype=np.int64)
+            visits[legal[0]] = 1
+            return int(legal[0]), visits, np.zeros(rules.NUM_ACTIONS)
         self._order_len = 0
-        if self.expand == "greedy":  # the root's children are expanded best greedy key first
-            grid, info = view.public_arrays()
-            n = greedy_ranking(grid, info, self._rank_grid, self._rank_info, self._rank_scratch,
-                               self._order, self._keys)
-            ranked = self._order[:n][np.lexsort((self._order[:n], -self._keys[:n]))]
-            self._order[:n] = ranked
-            self._order_len = n
+        if self.expand == "greedy":
+            self._rank_root(view)
         visits, value_sums = self._search(view)
-        return self._best(visits, value_sums)
+        return self._best(visits, value_sums), visits, value_sums
+
+    def _rank_root(self, view) -> None:
+        """Set the order in which the root's children are expanded (`_order[:_order_len]`):
+        best greedy key first. Network-guided search overrides this with its policy."""
+        grid, info = view.public_arrays()
+        n = greedy_ranking(grid, info, self._rank_grid, self._rank_info, self._rank_scratch,
+                           self._order, self._keys)
+        self._order[:n] = self._order[:n][np.lexsort((self._order[:n], -self._keys[:n]))]
+        self._order_len = n
 
     def _search(self, view):
         """Per-action (visits, value sums) arrays of length NUM_ACTIONS."""

@@ -1,4 +1,7 @@
-"""PNG plots of a tournament (matplotlib, Agg backend): ratings, win rates, scores."""
+"""PNG plots of a tournament (matplotlib): ratings, win rates, scores.
+
+Figures are built with `matplotlib.figure.Figure`, never pyplot, so writing them does
+not switch the backend of a Jupyter kernel or open windows."""
 
 from __future__ import annotations
 
@@ -8,23 +11,20 @@ from typing import Sequence
 import numpy as np
 
 
-def _plt():
-    import matplotlib
+def _subplots(*grid, figsize):
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    fig = Figure(figsize=figsize)
+    return fig, fig.subplots(*grid)
 
 
 def plot_ratings(res: dict, path: Path) -> None:
     """Elo with 95% bootstrap intervals, strongest on top."""
-    plt = _plt()
     labels = list(res["ratings"])[::-1]
     vals = np.array([res["ratings"][a]["value"] for a in labels], dtype=float)
     ci = np.array([[np.nan if x is None else x for x in res["ratings"][a]["ci95"]] for a in labels], dtype=float)
     err = np.abs(np.stack([vals - ci[:, 0], ci[:, 1] - vals]))
-    fig, ax = plt.subplots(figsize=(7, 0.6 * len(labels) + 1.5))
+    fig, ax = _subplots(figsize=(7, 0.6 * len(labels) + 1.5))
     ax.errorbar(vals, range(len(labels)), xerr=np.nan_to_num(err), fmt="o", capsize=4)
     ax.set_yticks(range(len(labels)), labels)
     ax.axvline(0, color="grey", lw=0.8, ls=":")
@@ -32,18 +32,16 @@ def plot_ratings(res: dict, path: Path) -> None:
     ax.set_title("Bradley-Terry ratings")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def plot_winrate_matrix(res: dict, path: Path) -> None:
     """Row agent's win rate (draws half) against each column agent."""
-    plt = _plt()
     labels = list(res["ratings"])
     k = len(labels)
     m = np.full((k, k), np.nan)
     for p in res["pairs"].values():
         m[labels.index(p["agent"]), labels.index(p["opponent"])] = p["win_rate"]
-    fig, ax = plt.subplots(figsize=(1.1 * k + 3, 1.0 * k + 2))
+    fig, ax = _subplots(figsize=(1.1 * k + 3, 1.0 * k + 2))
     im = ax.imshow(m, cmap="RdYlGn", vmin=0, vmax=1)
     for i in range(k):
         for j in range(k):
@@ -56,19 +54,17 @@ def plot_winrate_matrix(res: dict, path: Path) -> None:
     fig.colorbar(im, ax=ax, fraction=0.046)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def plot_scores(records: Sequence[dict], labels: list[str], path: Path) -> None:
     """Distribution of each agent's minutes per game (per seat)."""
-    plt = _plt()
     per_agent: dict[str, list[int]] = {a: [] for a in labels}
     for r in records:
         if r.get("ranking"):
             for label, score in zip(r["labels"], r["scores"]):
                 per_agent[label].append(score)
     data = [per_agent[a] for a in labels]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    fig, axes = _subplots(1, 2, figsize=(11, 4))
     hi = max((max(d) for d in data if d), default=1)
     bins = np.linspace(0, hi + 10, 40)
     for label, d in zip(labels, data):
@@ -87,7 +83,6 @@ def plot_scores(records: Sequence[dict], labels: list[str], path: Path) -> None:
     fig.suptitle("score distributions")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def write_plots(res: dict, records: Sequence[dict], out: Path) -> list[Path]:

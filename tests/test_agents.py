@@ -117,17 +117,23 @@ def _threat(after, values):
     return best
 
 
+def _random_midgame(seed, moves, rng):
+    """A 2-player game after `moves` random moves: (state, the mover's view, the values
+    the mover has not seen)."""
+    state = GameState.new(2, seed=seed)
+    for _ in range(moves):
+        legal = state.legal_actions()
+        state.step(legal[rng.integers(len(legal))])
+    view = PlayerView(state, state.current_player)
+    return state, view, [v + 1 for v, n in enumerate(view.unseen_counts()) if n > 0]
+
+
 def test_greedy_tie_break_leaves_the_fewest_minutes_open():
     greedy = make("greedy")
     rng = np.random.default_rng(0)
     checked = 0
     for g in range(6):
-        state = GameState.new(2, seed=50 + g)
-        for _ in range(2 + 3 * g):
-            legal = state.legal_actions()
-            state.step(legal[rng.integers(len(legal))])
-        view = PlayerView(state, state.current_player)
-        unseen = [v + 1 for v, n in enumerate(view.unseen_counts()) if n > 0]
+        state, view, unseen = _random_midgame(50 + g, 2 + 3 * g, rng)
         minutes = _minutes_of_each_move(state)
         top = [a for a, m in minutes.items() if m == max(minutes.values())]
         threats = {}
@@ -307,3 +313,23 @@ def test_greedy_beats_random():
 @pytest.mark.slow
 def test_ismcts_beats_greedy():
     assert _duplicate_score("ismcts:iterations=1000", "greedy", 25, seed=7000) >= 0.65
+
+
+def test_exposure_features_are_the_minutes_each_move_leaves_open():
+    from agents.features import exposure
+
+    rng = np.random.default_rng(1)
+    checked = 0
+    for g in range(4):
+        state, view, unseen = _random_midgame(70 + g, 3 + 4 * g, rng)
+        features = exposure(*view.public_arrays())
+        legal = [a for a in state.legal_actions() if a != PASS_ACTION]
+        for a in legal[::3]:
+            after = state.clone()
+            after.step(a)
+            assert features[a] * 100 == pytest.approx(_threat(after, unseen)), a
+            checked += 1
+        illegal = np.ones(rules.NUM_PLACEMENT_ACTIONS, dtype=bool)
+        illegal[legal] = False
+        assert not features[illegal].any()
+    assert checked >= 20

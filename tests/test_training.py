@@ -13,7 +13,7 @@ import yaml
 
 import agents
 import train
-from agents.nets import PolicyValueNet, load_net, read_checkpoint
+from agents.nets import NetConfig, PolicyValueNet, load_net, read_checkpoint
 from agents.play import play_game
 from engine import random_deal, rules
 from env.observation import OBS_SIZE
@@ -97,6 +97,9 @@ def test_new_run_refuses_to_overwrite(tmp_path):
     ({"num_players": 3, "team": True}, "team"),
     ({"ppo": {"opponents": {"alien": 1.0}}}, "unknown kinds"),
     ({"net": "big"}, "must be a mapping"),
+    ({"net": {"exposure_skip": 5.0}}, "exposure_skip"),
+    ({"algorithm": "alphazero", "alphazero": {"pretrain_teacher": "random"}}, "pretrain_teacher"),
+    ({"algorithm": "alphazero", "alphazero": {"pretrain_target_power": 0}}, "pretrain_target_power"),
 ])
 def test_malformed_configs_are_clear_errors(bad, message):
     with pytest.raises(ValueError, match=message):
@@ -153,3 +156,61 @@ def test_batched_greedy_matches_the_greedy_agent():
     for i in range(6):
         state = batch.game(i)
         assert out[i] == greedy.act(None, PlayerView(state, state.current_player))
+
+
+def test_search_teacher_warm_start_trains_and_plays(tmp_path):
+    cfg = write_config(tmp_path, algorithm="alphazero", iterations=1, **{
+        "alphazero.pretrain_teacher": "ismcts:iterations=20", "alphazero.pretrain_workers": 1,
+        "net.points_skip": 20.0})
+    run = train.main(["--config", str(cfg), "--runs", str(tmp_path / "runs")])
+    payload = read_checkpoint(run / "checkpoint.pt")
+    assert payload["trainer"]["buffer"]["obs"].shape[0] > 4 * 20  # teacher positions + self-play
+    for spec in (f"checkpoint:{run / 'best.pt'}", f"alphazero:{run / 'best.pt'},leaf=rollout,iterations=50",
+                 f"alphazero:{run / 'best.pt'},leaf=rollout,time=0.005"):
+        record = play_game([agents.make(spec, seed=0), agents.make("greedy")], random_deal(6))
+        assert record.forfeit is None and len(record.actions) > 10, (spec, record.error)
+
+
+def test_teacher_games_do_not_depend_on_worker_count():
+    from training.teacher import GAMES_PER_CHUNK, teacher_games
+
+    games = GAMES_PER_CHUNK + 2  # two chunks
+    one = teacher_games("ismcts:iterations=8", games, seed=1, workers=1, progress=False)
+    two = teacher_games("ismcts:iterations=8", games, seed=1, workers=2, progress=False)
+    for field in ("obs", "mask", "policy", "q", "exposure", "game", "mover", "final_info"):
+        assert np.array_equal(getattr(one, field), getattr(two, field)), field
+    assert len(one.final_info) == games and one.game.max() == games - 1
+    assert np.allclose(one.policy.sum(axis=1), 1.0)
+    assert not (one.policy > 0)[~one.mask].any(), "targets only on legal actions"
+
+
+def test_points_skip_starts_the_network_at_the_greedy_points_choice():
+    from env.observation import P_POINTS, PLANES_SIZE
+
+    net = PolicyValueNet(NetConfig(channels=8, blocks=1, points_skip=20.0)).eval()
+    with torch.no_grad():
+        net.place_head.weight.zero_()
+        net.place_head.bias.zero_()
+    from engine import GameState
+    from env.observation import encode
+
+    state = GameState.new(2, seed=11)
+    for _ in range(6):
+        state.step(state.legal_actions()[0])
+    obs = encode(state, state.current_player)
+    mask = state.legal_action_mask()[: rules.NUM_ACTIONS]
+    logits, _ = net(torch.as_tensor(obs[None]), torch.as_tensor(mask[None]))
+    points = obs[:PLANES_SIZE].reshape(-1, 49)[P_POINTS:P_POINTS + 10].T.reshape(-1)  # action order
+    placements = np.flatnonzero(mask[: rules.NUM_PLACEMENT_ACTIONS])
+    assert points[placements].max() > 0, "the position has a scoring move"
+    expected = np.where(mask[:490], points[:490] * 20.0, -np.inf)
+    assert np.allclose(logits[0, placements].detach().numpy(), expected[placements], atol=1e-5)
+
+
+def test_a_network_reading_exposure_features_says_so_without_them():
+    net = PolicyValueNet(NetConfig(channels=8, blocks=1, exposure_skip=10.0))
+    obs = torch.zeros((1, OBS_SIZE))
+    with pytest.raises(ValueError, match="exposure"):
+        net(obs)
+    logits, _ = net(obs, None, torch.zeros((1, rules.NUM_PLACEMENT_ACTIONS)))
+    assert logits.shape == (1, rules.NUM_ACTIONS)

@@ -16,7 +16,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 from torch.nn import functional as F
+from tqdm import tqdm
 
+from agents import features
 from agents.alphazero import BatchedSearch
 from agents.neural import NetPolicy
 from agents.nets import PolicyValueNet
@@ -28,36 +30,44 @@ from .config import TrainConfig
 
 
 class ReplayBuffer:
-    """A ring buffer of training examples (observations stored as float16)."""
+    """A ring buffer of training examples (observations and policy targets stored as float16)."""
 
     def __init__(self, capacity: int, num_actions: int):
         self.obs = np.zeros((capacity, OBS_SIZE), dtype=np.float16)
         self.mask = np.zeros((capacity, num_actions), dtype=np.bool_)
-        self.policy = np.zeros((capacity, num_actions), dtype=np.float32)
+        self.policy = np.zeros((capacity, num_actions), dtype=np.float16)
         self.value = np.zeros((capacity, 4), dtype=np.float32)
+        self.exposure = np.zeros((capacity, features.NUM_FEATURES), dtype=np.float16)  # agents.features
         self.size = 0
         self.next = 0
 
-    def add(self, obs, mask, policy, value) -> None:
-        for i in range(len(obs)):
-            k = self.next
-            self.obs[k], self.mask[k], self.policy[k], self.value[k] = obs[i], mask[i], policy[i], value[i]
-            self.next = (k + 1) % len(self.obs)
-            self.size = min(self.size + 1, len(self.obs))
+    def add(self, obs, mask, policy, value, exposure) -> None:
+        """Append rows (arrays or lists of rows); the oldest rows make way when full."""
+        obs, mask, policy, value, exposure = (np.asarray(x) for x in (obs, mask, policy, value, exposure))
+        capacity = len(self.obs)
+        if len(obs) > capacity:  # only the newest `capacity` rows would survive
+            obs, mask, policy, value, exposure = (x[-capacity:] for x in (obs, mask, policy, value, exposure))
+        idx = (self.next + np.arange(len(obs))) % capacity
+        self.obs[idx], self.policy[idx], self.value[idx], self.exposure[idx] = obs, policy, value, exposure
+        self.mask[idx] = mask
+        self.next = int((self.next + len(obs)) % capacity)
+        self.size = min(self.size + len(obs), capacity)
 
     def sample(self, batch: int, rng: np.random.Generator):
         idx = rng.integers(0, self.size, size=batch)
-        return self.obs[idx].astype(np.float32), self.mask[idx], self.policy[idx], self.value[idx]
+        return (self.obs[idx].astype(np.float32), self.mask[idx], self.policy[idx].astype(np.float32),
+                self.value[idx], self.exposure[idx].astype(np.float32))
 
     def state_dict(self) -> dict:
         n = self.size
         return {"obs": self.obs[:n].copy(), "mask": self.mask[:n].copy(), "policy": self.policy[:n].copy(),
-                "value": self.value[:n].copy(), "next": self.next}
+                "value": self.value[:n].copy(), "exposure": self.exposure[:n].copy(), "next": self.next}
 
     def load_state_dict(self, state: dict) -> None:
         n = len(state["obs"])
         self.obs[:n], self.mask[:n], self.policy[:n], self.value[:n] = (state["obs"], state["mask"],
                                                                         state["policy"], state["value"])
+        self.exposure[:n] = state.get("exposure", 0.0)  # absent in checkpoints from before the feature
         self.size, self.next = n, state["next"]
 
 
@@ -105,6 +115,7 @@ class AlphaZeroTrainer:
             movers = info[:, layout.CURRENT].copy()
             encode_batch(grid, info, movers, obs)
             batch_legal_mask(grid, info, masks)
+            exposure = features.exposure(grid, info, np.flatnonzero(active))
             actions = np.zeros(b, dtype=np.int64)
             for g in np.flatnonzero(active):
                 counts = visits[g]
@@ -115,7 +126,7 @@ class AlphaZeroTrainer:
                 else:
                     actions[g] = int(np.argmax(counts))
                 moves_made[g, mover] += 1
-                examples.append((g, mover, obs[g].copy(), masks[g].copy(), target))
+                examples.append((g, mover, obs[g].copy(), masks[g].copy(), target, exposure[g]))
             points = np.zeros(b, dtype=np.int64)
             batch_step(grid, info, np.where(active, actions, rules.PASS_ACTION), points)
         self._add_examples(examples, grid, info)
@@ -125,39 +136,46 @@ class AlphaZeroTrainer:
         return {"selfplay_positions": len(examples), "selfplay_mean_minutes": float(scores.mean())}
 
     def _add_examples(self, examples: list, grid: np.ndarray, info: np.ndarray) -> None:
-        """Give each (game, mover, obs, mask, policy target) its value target (every seat's
-        final reward rotated so slot 0 is the mover, blended with the score margin) and
-        add them to the replay buffer."""
+        """Add (game, mover, obs, mask, policy target, exposure) examples of the finished
+        games `info` to the replay buffer, with their value targets."""
+        game = np.array([e[0] for e in examples], dtype=np.int64)
+        mover = np.array([e[1] for e in examples], dtype=np.int64)
+        self.buffer.add([e[2] for e in examples], [e[3] for e in examples], [e[4] for e in examples],
+                        self._value_targets(info, game, mover), [e[5] for e in examples])
+
+    def _value_targets(self, final_info: np.ndarray, game: np.ndarray, mover: np.ndarray) -> np.ndarray:
+        """Every seat's final reward, rotated so slot 0 is the mover, blended with the
+        score margin (tanh of minutes ahead of the mean / 100) by `margin_weight`."""
         from engine.kernels import rewards as rewards_kernel
 
         n = self.cfg.num_players
-        rewards = np.zeros((len(grid), 4))
-        margins = np.zeros((len(grid), 4))
-        for g in range(len(grid)):
-            rewards_kernel(info[g], rewards[g])
-            scores = info[g, layout.SCORE:layout.SCORE + n].astype(np.float64)
-            margins[g, :n] = np.tanh((scores - scores.mean()) / 100.0)
+        rewards = np.zeros((len(final_info), 4))
+        for g in range(len(final_info)):
+            rewards_kernel(final_info[g], rewards[g])
+        scores = final_info[:, layout.SCORE:layout.SCORE + n].astype(np.float64)
+        margins = np.zeros((len(final_info), 4))
+        margins[:, :n] = np.tanh((scores - scores.mean(axis=1, keepdims=True)) / 100.0)
         w = self.ac.margin_weight
-        values = []
-        for g, mover, _, _, _ in examples:
-            seats = (mover + np.arange(n)) % n
-            value = np.zeros(4, dtype=np.float32)
-            value[:n] = (1 - w) * rewards[g, seats] + w * margins[g, seats]
-            values.append(value)
-        self.buffer.add([e[2] for e in examples], [e[3] for e in examples], [e[4] for e in examples], values)
+        seats = (mover[:, None] + np.arange(n)[None, :]) % n
+        values = np.zeros((len(game), 4), dtype=np.float32)
+        values[:, :n] = (1 - w) * rewards[game[:, None], seats] + w * margins[game[:, None], seats]
+        return values
 
     # --- learning ------------------------------------------------------------------------
-    def train(self, steps: int | None = None) -> dict:
+    def train(self, steps: int | None = None, progress: str | None = None, schedule=None) -> dict:
+        """Minibatch steps on the replay buffer (a tqdm bar titled `progress` if given)."""
         self.net.train()
         n = self.cfg.num_players
         stats = {"policy_loss": [], "value_loss": [], "entropy": []}
-        for _ in range(steps or self.ac.train_steps_per_iteration):
-            obs, mask, target, value = self.buffer.sample(self.ac.batch_size, self.rng)
+        steps = steps or self.ac.train_steps_per_iteration
+        for _ in tqdm(range(steps), desc=progress, unit="step", disable=progress is None, leave=False):
+            obs, mask, target, value, exposure = self.buffer.sample(self.ac.batch_size, self.rng)
+            e = torch.as_tensor(exposure, device=self.device) if self.net.needs_exposure else None
             o = torch.as_tensor(obs, device=self.device)
             m = torch.as_tensor(mask, device=self.device)
             t = torch.as_tensor(target, device=self.device)
             v = torch.as_tensor(value, device=self.device)
-            logits, values = self.net(o, m)
+            logits, values = self.net(o, m, e)
             logp = F.log_softmax(logits, dim=1)
             policy_loss = -(t * logp).sum(dim=1).mean()
             value_loss = F.mse_loss(values[:, :n], v[:, :n])
@@ -165,6 +183,8 @@ class AlphaZeroTrainer:
             self.optimizer.zero_grad()
             loss.backward()
             self.optimizer.step()
+            if schedule is not None:
+                schedule.step()
             with torch.no_grad():
                 p = logp.exp()
                 stats["entropy"].append(float(-(p * logp.clamp(min=-30)).sum(dim=1).mean()))
@@ -172,15 +192,49 @@ class AlphaZeroTrainer:
             stats["value_loss"].append(value_loss.item())
         return {k: float(np.mean(v)) for k, v in stats.items()}
 
-    # --- optional warm start: imitate the greedy agent --------------------------------------
+    # --- optional warm start: imitate a teacher ----------------------------------------
     def imitation_warm_start(self) -> dict:
-        """Fill the replay buffer with `pretrain_games` greedy-vs-greedy games (policy
-        target: greedy's move; value target: the final rewards) and fit the network to
-        them for `pretrain_steps` steps, so self-play starts from a sensible policy
-        (as AlphaGo started from supervised learning)."""
+        """Fill the replay buffer with `pretrain_games` games of the teacher playing
+        itself and fit the network to them for `pretrain_steps` steps, so self-play
+        starts from a sensible policy (as AlphaGo started from supervised learning).
+
+        Teacher ``greedy``: the greedy agent's move is the policy target (games played
+        in one batch). Any search agent spec (``ismcts:iterations=1000``): its root visit
+        distribution is the target, games played in worker processes (expert iteration's
+        first step, see `training.teacher`). Value target: the final rewards."""
+        teacher = self.ac.pretrain_teacher
+        if teacher == "greedy":
+            self._greedy_games(self.ac.pretrain_games)
+        else:
+            from .teacher import teacher_games
+
+            seed = int(self.rng.integers(2**31))
+            data = teacher_games(teacher, self.ac.pretrain_games, seed, self.cfg.num_players, self.cfg.team,
+                                 workers=self.ac.pretrain_workers)
+            width = self.num_actions
+            mask = np.zeros((len(data.mask), width), dtype=np.bool_)
+            policy = np.zeros((len(data.policy), width), dtype=np.float32)
+            mask[:, :data.mask.shape[1]] = data.mask[:, :width]
+            sharp = data.policy.astype(np.float64) ** self.ac.pretrain_target_power
+            policy[:, :data.policy.shape[1]] = (sharp / sharp.sum(axis=1, keepdims=True))[:, :width]
+            self.buffer.add(data.obs, mask, policy, self._value_targets(data.final_info, data.game, data.mover),
+                            data.exposure)
+            self.positions += len(data.obs)
+        self.games += self.ac.pretrain_games
+        # one cycle: warm up to pretrain_learning_rate, anneal to ~0, then self-play
+        # continues at learning_rate
+        schedule = torch.optim.lr_scheduler.OneCycleLR(self.optimizer, self.ac.pretrain_learning_rate,
+                                                       total_steps=self.ac.pretrain_steps, pct_start=0.05)
+        stats = self.train(self.ac.pretrain_steps, progress="fitting the teacher's moves", schedule=schedule)
+        for group in self.optimizer.param_groups:
+            group["lr"], group["betas"] = self.ac.learning_rate, (0.9, 0.999)
+        return {f"pretrain_{k}": v for k, v in stats.items()}
+
+    def _greedy_games(self, games: int) -> None:
+        """Greedy-vs-greedy games in one batch; greedy's move is the policy target."""
         from .opponents import batch_greedy_actions
 
-        n, games = self.cfg.num_players, self.ac.pretrain_games
+        n = self.cfg.num_players
         grid = np.zeros((games, layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16)
         info = np.zeros((games, layout.INFO_LEN), dtype=np.int64)
         batch_reset(grid, info, self.rng.integers(0, 2**62, size=games), n, int(self.cfg.team))
@@ -195,14 +249,14 @@ class AlphaZeroTrainer:
             encode_batch(grid, info, movers, obs)
             batch_legal_mask(grid, info, masks)
             batch_greedy_actions(grid, info, active, actions)
+            exposure = features.exposure(grid, info, np.flatnonzero(active))
             for g in np.flatnonzero(active):
                 target = np.zeros(self.num_actions, dtype=np.float32)
                 target[actions[g]] = 1.0
-                examples.append((g, movers[g], obs[g].copy(), masks[g].copy(), target))
+                examples.append((g, movers[g], obs[g].copy(), masks[g].copy(), target, exposure[g]))
             batch_step(grid, info, np.where(active, actions, rules.PASS_ACTION), points)
         self._add_examples(examples, grid, info)
-        stats = self.train(self.ac.pretrain_steps)
-        return {f"pretrain_{k}": v for k, v in stats.items()}
+        self.positions += len(examples)
 
     def run_iteration(self) -> dict:
         if self.iteration == 0 and self.ac.pretrain_games > 0:

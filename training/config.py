@@ -51,8 +51,17 @@ class AlphaZeroConfig:
     learning_rate: float = 1e-3
     weight_decay: float = 1e-4
     margin_weight: float = 0.0  # blend of the score margin into the value target
-    pretrain_games: int = 0  # warm start: imitate this many greedy-vs-greedy games first (0 = off)
+    pretrain_games: int = 0  # warm start: imitate this many games of the teacher first (0 = off)
     pretrain_steps: int = 500  # minibatch steps of that imitation
+    pretrain_learning_rate: float = 0.002  # peak of the imitation's one-cycle schedule
+    # the teacher: "greedy" (its move is the target) or a search agent spec such as
+    # "ismcts:iterations=1000" (its root visit counts are the target; expert iteration)
+    pretrain_teacher: str = "greedy"
+    pretrain_workers: int = 0  # processes playing the teacher's games (0 = one per CPU core)
+    # search teachers: policy target = visits ** power, normalised. The visit counts of a
+    # progressively widened search spread over the moves expanded first; power > 1
+    # sharpens them toward the moves the search prefers (3 beat 1 against greedy here)
+    pretrain_target_power: float = 1.0
 
 
 @dataclass
@@ -95,6 +104,13 @@ class TrainConfig:
                "ppo.opponents", "weights must be >= 0 and not all 0")
         _check(self.alphazero.pretrain_games >= 0 and self.alphazero.pretrain_steps >= 1, "alphazero.pretrain_games",
                "pretrain_games must be >= 0 and pretrain_steps >= 1")
+        _check(not (self.algorithm == "ppo" and self.net.exposure_skip), "net.exposure_skip",
+               "needs algorithm: alphazero (PPO's vector env gives observations only)")
+        _check(self.alphazero.pretrain_target_power > 0, "alphazero.pretrain_target_power", "must be > 0")
+        _check(self.alphazero.pretrain_workers >= 0, "alphazero.pretrain_workers", "must be >= 0")
+        _check(self.alphazero.pretrain_teacher == "greedy" or self.alphazero.pretrain_teacher.split(":")[0]
+               in ("ismcts", "pimc"), "alphazero.pretrain_teacher",
+               "must be 'greedy' or an ismcts/pimc agent spec such as 'ismcts:iterations=1000'")
         for key in ("games_per_iteration", "simulations", "batch_size", "train_steps_per_iteration", "replay_size"):
             _check(getattr(self.alphazero, key) >= 1, f"alphazero.{key}", "must be >= 1")
         _check(self.eval.every >= 1 and self.eval.games >= 0, "eval", "every must be >= 1 and games >= 0")

@@ -66,16 +66,14 @@ class RunDir:
 
     def plot_learning_curve(self) -> Path | None:
         """learning_curve.png: evaluation win rates and losses over iterations."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure  # not pyplot: leaves a notebook's backend alone
 
         if not self.metrics_csv.exists():
             return None
         with self.metrics_csv.open() as f:
             rows = list(csv.DictReader(f))
-        fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+        fig = Figure(figsize=(11, 4))
+        left, right = fig.subplots(1, 2)
         for key in rows[0].keys():
             xs = [int(r["iteration"]) for r in rows if r.get(key) not in ("", None)]
             ys = [float(r[key]) for r in rows if r.get(key) not in ("", None)]
@@ -93,7 +91,6 @@ class RunDir:
         fig.tight_layout()
         out = self.path / "learning_curve.png"
         fig.savefig(out, dpi=100)
-        plt.close(fig)
         return out
 
 

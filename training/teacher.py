@@ -1,0 +1,112 @@
+"""Teacher games: positions labelled by a search agent, played in worker processes.
+
+The AlphaZero trainer's warm start is *expert iteration*'s first step (Anthony, Tian &
+Barber 2017): a strong search (by default the numba ISMCTS with greedy rollouts, which
+beats the greedy agent ~80% of the time) plays every seat of many games, and each
+decision becomes a training example: the mover's observation and mask, the search's
+root visit distribution (policy target), and the game's final result (value target,
+added by the trainer). The network then learns to predict in one forward pass what the
+search finds with a thousand simulations.
+
+Games are split into fixed chunks, each with its own seed, and the chunks' results are
+put back in chunk order, so the examples do not depend on the number of workers.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+from tqdm import tqdm
+
+from engine import GameState, layout, rules
+from engine.view import PlayerView
+
+GAMES_PER_CHUNK = 16
+
+
+@dataclass
+class TeacherGames:
+    """Examples from finished games, one row per decision."""
+
+    obs: np.ndarray  # float16 (N, OBS_SIZE), the mover's observation
+    mask: np.ndarray  # bool (N, NUM_ACTIONS)
+    policy: np.ndarray  # float32 (N, NUM_ACTIONS): root visit distribution
+    q: np.ndarray  # float16 (N, NUM_ACTIONS): mean search reward of each root child for the mover (0 if unvisited)
+    exposure: np.ndarray  # float16 (N, 490): `agents.features.exposure` of the position
+    game: np.ndarray  # int64 (N,): index of the game in `final_info`
+    mover: np.ndarray  # int64 (N,)
+    final_info: np.ndarray  # int64 (games, INFO_LEN): the final state of every game
+
+    @staticmethod
+    def concatenate(parts: list["TeacherGames"]) -> "TeacherGames":
+        offsets = np.cumsum([0] + [len(p.final_info) for p in parts[:-1]])
+        return TeacherGames(
+            obs=np.concatenate([p.obs for p in parts]), mask=np.concatenate([p.mask for p in parts]),
+            policy=np.concatenate([p.policy for p in parts]), q=np.concatenate([p.q for p in parts]),
+            exposure=np.concatenate([p.exposure for p in parts]),
+            game=np.concatenate([p.game + o for p, o in zip(parts, offsets)]),
+            mover=np.concatenate([p.mover for p in parts]),
+            final_info=np.concatenate([p.final_info for p in parts]))
+
+
+def play_chunk(teacher: str, seed: int, games: int, num_players: int, team: bool) -> TeacherGames:
+    """Play `games` games with `teacher` (an agent spec whose agent has `act_with_visits`,
+    e.g. ``ismcts:iterations=1000``) in every seat; seeded, so reproducible."""
+    import agents
+    from agents import features
+    from env.observation import encode
+
+    rng = np.random.default_rng(seed)
+    seats = [agents.make(teacher, seed=int(rng.integers(2**62))) for _ in range(num_players)]
+    if not hasattr(seats[0], "act_with_visits"):
+        raise ValueError(f"teacher {teacher!r} is not a search agent with root visit counts (use ismcts or pimc)")
+    obs, mask, policy, q, exposure, game_of, mover_of, finals = [], [], [], [], [], [], [], []
+    for g in range(games):
+        state = GameState.new(num_players, seed=int(rng.integers(2**62)), team=team)
+        for s, agent in enumerate(seats):
+            agent.reset(s, num_players, team)
+        views = [PlayerView(state, s) for s in range(num_players)]
+        while not state.is_over:
+            seat = state.current_player
+            action, visits, reward_sums = seats[seat].act_with_visits(views[seat])
+            obs.append(encode(state, seat).astype(np.float16))
+            mask.append(state.legal_action_mask()[: rules.NUM_ACTIONS])
+            policy.append((visits / visits.sum()).astype(np.float32))
+            q.append((reward_sums / np.maximum(visits, 1)).astype(np.float16))
+            exposure.append(features.exposure(*state.arrays).astype(np.float16))
+            game_of.append(g)
+            mover_of.append(seat)
+            state.step(action)
+        finals.append(state.arrays[1].copy())
+    return TeacherGames(np.array(obs), np.array(mask), np.array(policy), np.array(q), np.array(exposure), np.array(game_of, dtype=np.int64),
+                        np.array(mover_of, dtype=np.int64), np.array(finals, dtype=np.int64).reshape(-1, layout.INFO_LEN))
+
+
+def _play_chunk(args):
+    return play_chunk(*args)
+
+
+def teacher_games(teacher: str, games: int, seed: int, num_players: int = 2, team: bool = False,
+                  workers: int = 0, progress: bool = True) -> TeacherGames:
+    """Play `games` teacher games in `workers` processes (0 = one per CPU core)."""
+    chunks = [(teacher, seed * 1_000_003 + i, min(GAMES_PER_CHUNK, games - start), num_players, team)
+              for i, start in enumerate(range(0, games, GAMES_PER_CHUNK))]
+    workers = workers or os.cpu_count() or 1
+    bar = tqdm(total=games, desc=f"teacher games ({teacher})", unit="game", disable=not progress)
+    parts = []
+    if workers == 1:
+        for chunk in chunks:
+            parts.append(play_chunk(*chunk))
+            bar.update(chunk[2])
+    else:
+        import multiprocessing
+
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            for chunk, part in zip(chunks, pool.map(_play_chunk, chunks)):
+                parts.append(part)
+                bar.update(chunk[2])
+    bar.close()
+    return TeacherGames.concatenate(parts)
