@@ -75,7 +75,7 @@ def _lines(grid, p):
     return r0, r1, r2, r3
 
 
-@njit(inline="always", cache=True)
+@kernel
 def _cell_best(grid, p, values):
     """The most minutes any value of the bitmask `values` (bit v = value v) that fits
     on open cell p would score there."""
@@ -317,7 +317,7 @@ def repeated_rollouts(grid, info, sim_grid, sim_info, rng, epsilon, safe, count)
     total = 0
     for _ in range(count):
         copy_state(grid, info, sim_grid, sim_info)
-        rng, k = rollout(sim_grid, sim_info, rng, epsilon, safe, 0)
+        rng, k = rollout(sim_grid, sim_info, rng, epsilon, safe, np.int64(0))  # not a literal: one compiled rollout
         total += k
     return rng, total
 
@@ -327,7 +327,12 @@ _KEY_POINTS = 1 << 24
 _MAX_THREAT = (1 << 19) - 1
 
 
-@njit(inline="always", cache=True)
+# _ranking, _threat_after and _cell_best are kernels, not inlined helpers: inlined, the
+# whole chain (with `place`) was re-inlined into each caller and took about 7 minutes
+# to compile per kernel on a fresh machine; as calls they compile once in about 90 s
+# and run as fast (measured with a fresh NUMBA_CACHE_DIR). Callers pass np.bool_ flags,
+# not literals, since numba compiles a callee once per literal argument value.
+@kernel
 def _ranking(grid, info, scratch_grid, scratch_info, scratch, actions, keys, best_only):
     """Write the mover's legal placements (increasing ids) and their greedy keys;
     return how many (0 = pass). With `best_only`, only those scoring the most minutes."""
@@ -392,7 +397,7 @@ def greedy_ranking(grid, info, scratch_grid, scratch_info, scratch, actions, key
     """Every legal placement of the mover (increasing ids) with its greedy key: the
     larger the key, the more the greedy agent likes the move (see `greedy_action`).
     Returns how many were written (0: only pass is legal)."""
-    return _ranking(grid, info, scratch_grid, scratch_info, scratch, actions, keys, False)
+    return _ranking(grid, info, scratch_grid, scratch_info, scratch, actions, keys, np.bool_(False))
 
 
 @kernel
@@ -410,7 +415,7 @@ def greedy_action(grid, info, scratch_grid, scratch_info, scratch, actions, keys
     >= 128 (cell threats, unseen counts); `scratch_grid`/`scratch_info` hold a copy;
     `actions`/`keys` (int64, 490) receive the moves that score the most.
     """
-    n = _ranking(grid, info, scratch_grid, scratch_info, scratch, actions, keys, True)
+    n = _ranking(grid, info, scratch_grid, scratch_info, scratch, actions, keys, np.bool_(True))
     if n == 0:
         return _PASS
     best = 0
@@ -427,13 +432,13 @@ def exposure_after_placements(grid, info, scratch_grid, scratch_info, scratch, a
     (the greedy key's second part) / 100; 0 for every other action."""
     for a in range(out.shape[0]):
         out[a] = 0.0
-    n = _ranking(grid, info, scratch_grid, scratch_info, scratch, actions, keys, False)
+    n = _ranking(grid, info, scratch_grid, scratch_info, scratch, actions, keys, np.bool_(False))
     for i in range(n):
         left_open = _MAX_THREAT - ((keys[i] % _KEY_POINTS) >> 4)
         out[actions[i]] = left_open / 100.0
 
 
-@njit(inline="always", cache=True)
+@kernel
 def _threat_after(grid, info, p, v, threat, open_now, unseen, sg, si):
     """The most minutes an unseen value could score on an open cell after v goes on p.
     Only the cells just past the ends of the four lines through p change."""

@@ -79,7 +79,7 @@ def _play_random_games(first, count, seed, num_players, grid, info, deal):
     for g in range(first, first + count):
         s = game_seed(seed, g)
         kernels.shuffle_deal(s, deal)
-        kernels.reset(grid, info, deal, num_players, 0)
+        kernels.reset(grid, info, deal, num_players, np.int64(0))  # not a literal: one compiled reset
         _, k = kernels.random_playout(grid, info, s)
         placements += k
     return placements
