@@ -129,11 +129,14 @@ class MCTSAgent(Agent):
         self._reward = np.zeros(4, dtype=np.float64)
         self._order = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.int64)  # root expansion order
         self._order_len = 0
+        self._prior = np.zeros(rules.NUM_ACTIONS, dtype=np.float64)  # root progressive bias (see _rank_root)
+        self._prior_weight = 0.0
         self._keys = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.int64)
         self._rank_grid = np.zeros((layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16)
         self._rank_info = np.zeros(layout.INFO_LEN, dtype=np.int64)
         self._rank_scratch = np.zeros(128, dtype=np.int64)
         self.last_iterations = 0  # simulations run for the last move (for benchmarks)
+        self._act_started = 0.0
 
     # --- the budget -------------------------------------------------------------------------
     def _run(self, grid, info, observer, iterations, seconds, rng):
@@ -172,7 +175,8 @@ class MCTSAgent(Agent):
         nodes, values, meta = self._tree
         return sk.search(grid, info, observer, iterations, self.c, self._epsilon, self.safe, self.depth, self.margin,
                          self.expand != "random", self.expand_after, self.widen,
-                         self._order, self._order_len, np.uint64(rng), nodes, values, meta, self._sim_grid,
+                         self._order, self._order_len, self._prior, self._prior_weight, np.uint64(rng),
+                         nodes, values, meta, self._sim_grid,
                          self._sim_info, self._scratch, self._reward, _LOGS)
 
     def _root_stats(self, seat):
@@ -201,6 +205,7 @@ class MCTSAgent(Agent):
         """The chosen action, and the root's visit counts and summed rewards for the
         mover per action id (length NUM_ACTIONS): the targets when this search teaches a
         network. A forced move (one legal action) is not searched: visits 1, reward 0."""
+        self._act_started = _time.perf_counter()  # `time` covers the whole move, ranking included
         legal = view.legal_actions()
         if len(legal) == 1:
             self.last_iterations = 0
@@ -227,7 +232,10 @@ class MCTSAgent(Agent):
         raise NotImplementedError
 
     def _single_tree(self, grid, info, observer, seat):
-        rng, self.last_iterations = self._run(grid, info, observer, self.iterations, self.time, self._seed64())
+        seconds = None  # what is left of the move's time after ranking the root's children
+        if self.time is not None:
+            seconds = max(self.time - (_time.perf_counter() - self._act_started), 1e-6)
+        rng, self.last_iterations = self._run(grid, info, observer, self.iterations, seconds, self._seed64())
         actions, visits, vals = self._root_stats(seat)
         out_visits = np.zeros(rules.NUM_ACTIONS, dtype=np.int64)
         out_values = np.zeros(rules.NUM_ACTIONS, dtype=np.float64)

@@ -34,7 +34,10 @@ Each iteration:
    agent's ranking), below it the rollout policy's (most minutes now, then safe moves,
    ties at random), or uniformly at random. Since placements name their cell and
    value, the board is a function of the action path: a child's legality only depends
-   on the mover's hand in this world.
+   on the mover's hand in this world. A caller with a prior over the root's actions
+   (a policy network's) can add a *progressive bias* (Chaslot et al. 2008) to the root
+   children's UCB, ``prior_weight * root_prior[a] / (1 + VISITS)``: it steers the
+   first simulations and fades as the rollouts' evidence accumulates.
 3. *Rollout* with the epsilon-greedy policy (`policy_kernels.rollout`) to the end, or
    for at most `max_placements` placements (then the position is scored as if the game
    ended there).
@@ -193,11 +196,14 @@ def evaluate(info, out, margin):
 
 @kernel
 def search(root_grid, root_info, observer, iterations, c, epsilon, safe, max_placements, margin, greedy_expand,
-           expand_after, widen, root_order, root_order_len, rng, nodes, values, meta, sim_grid, sim_info, scratch, reward, logs):
+           expand_after, widen, root_order, root_order_len, root_prior, prior_weight, rng, nodes, values, meta,
+           sim_grid, sim_info, scratch, reward, logs):
     """Run `iterations` MCTS iterations on the tree (see the module doc).
 
     observer: the seat whose information set is searched (ISMCTS: a fresh world per
-    iteration), or -1 to search the root state itself. epsilon: the rollout policy's
+    iteration), or -1 to search the root state itself. root_prior (float64 per action)
+    and prior_weight: the progressive bias of the root's children, see the module doc
+    (prior_weight 0: none). epsilon: the rollout policy's
     random-move probability out of 2**32. logs: `log_table()`. scratch: int64 of
     SCRATCH_LEN; reward: float64 (4,). Returns the advanced rng (uint64)."""
     num_players = root_info[NUM_PLAYERS]
@@ -236,6 +242,8 @@ def search(root_grid, root_info, observer, iterations, c, epsilon, safe, max_pla
                     inv = 1.0 / nodes[child, VISITS]
                     log_avail = logs[avail] if avail < num_logs else np.log(avail)
                     score = values[child, seat] * inv + c * np.sqrt(log_avail * inv)
+                    if node == ROOT:
+                        score += prior_weight * root_prior[a] / (1.0 + nodes[child, VISITS])
                     if score > best_score:
                         best_score = score
                         best = child

@@ -13,7 +13,7 @@ import yaml
 
 import agents
 import train
-from agents.nets import NetConfig, PolicyValueNet, load_net, read_checkpoint
+from agents.nets import NetConfig, PolicyValueNet, load_net, read_checkpoint, save_checkpoint
 from agents.play import play_game
 from engine import random_deal, rules
 from env.observation import OBS_SIZE
@@ -166,9 +166,19 @@ def test_search_teacher_warm_start_trains_and_plays(tmp_path):
     payload = read_checkpoint(run / "checkpoint.pt")
     assert payload["trainer"]["buffer"]["obs"].shape[0] > 4 * 20  # teacher positions + self-play
     for spec in (f"checkpoint:{run / 'best.pt'}", f"alphazero:{run / 'best.pt'},leaf=rollout,iterations=50",
-                 f"alphazero:{run / 'best.pt'},leaf=rollout,time=0.005"):
+                 f"alphazero:{run / 'best.pt'},leaf=rollout,time=0.005",
+                 f"alphazero:{run / 'best.pt'},leaf=rollout,iterations=50,prior=3,widen=0.3"):
         record = play_game([agents.make(spec, seed=0), agents.make("greedy")], random_deal(6))
         assert record.forfeit is None and len(record.actions) > 10, (spec, record.error)
+
+
+def test_alphazero_agent_rejects_bad_search_parameters(tmp_path):
+    path = tmp_path / "net.pt"
+    save_checkpoint(path, PolicyValueNet(NetConfig(channels=8, blocks=1)))
+    for params, message in ((",prior=-1,leaf=rollout", "prior must be"), (",prior=2", "parameters of leaf=rollout"),
+                            (",leaf=tree", "leaf must be"), (",time=0", "time must be")):
+        with pytest.raises(ValueError, match=message):
+            agents.make(f"alphazero:{path}{params}")
 
 
 def test_teacher_games_do_not_depend_on_worker_count():
