@@ -20,9 +20,9 @@ from env.observation import OBS_SIZE, encode_arrays
 from . import features
 from .az_kernels import MAX_DEPTH, expand_and_backup, reset_trees, select_leaves
 from .base import Agent, register
-from .neural import NetPolicy
+from .neural import NetPolicy, softmax
 from .nets import load_net
-from .search import ISMCTSAgent
+from .search import ISMCTSAgent, _non_negative_number
 
 
 class BatchedSearch:
@@ -64,9 +64,7 @@ class BatchedSearch:
         if self.policy.needs_exposure:  # the leaves' states are in sim_grid/sim_info
             exposure = features.exposure(self.sim_grid, self.sim_info, rows)[rows]
         logits, vals = self.policy.logits_values(self.leaf_obs[rows], self.leaf_mask[rows, :a], exposure)
-        z = logits - logits.max(axis=1, keepdims=True)
-        p = np.exp(z)
-        priors[rows] = p / p.sum(axis=1, keepdims=True)
+        priors[rows] = softmax(logits)
         values[rows] = vals
         return priors, values
 
@@ -122,7 +120,7 @@ class AlphaZeroAgent(Agent):
     cap on tree size). Team show actions are never chosen."""
 
     def __init__(self, path: str, iterations: int = 200, time: float | None = None, c: float = 1.5,
-                 device: str = "cpu", leaf: str = "value", prior: float = 0.0, widen: float = 0.5):
+                 device: str = "cpu", leaf: str = "value", prior: float = 0.0, widen: float | None = None):
         super().__init__()
         if iterations < 1:
             raise ValueError(f"iterations must be >= 1, got {iterations}")
@@ -132,13 +130,14 @@ class AlphaZeroAgent(Agent):
             raise ValueError(f"c must be > 0, got {c}")
         if leaf not in ("value", "rollout"):
             raise ValueError(f"leaf must be 'value' or 'rollout', got {leaf!r}")
-        if leaf == "value" and (prior != 0.0 or widen != 0.5):
+        if leaf == "value" and (prior != 0.0 or widen is not None):
             raise ValueError("prior and widen are parameters of leaf=rollout")
         self.time = time
         policy = NetPolicy(load_net(path, device), device)
         self.guided = None
         if leaf == "rollout":
-            self.guided = PolicyOrderedISMCTS(policy, prior=prior, iterations=iterations, time=time, widen=widen)
+            widening = {} if widen is None else {"widen": widen}  # else ismcts's default
+            self.guided = PolicyOrderedISMCTS(policy, prior=prior, iterations=iterations, time=time, **widening)
         elif time is None:
             self.search = BatchedSearch(policy, 1, iterations, c)
         else:  # search until the deadline, in a tree of at most `iterations` (>= 4096) nodes
@@ -171,10 +170,8 @@ class PolicyOrderedISMCTS(ISMCTSAgent):
 
     def __init__(self, policy: NetPolicy, prior: float = 0.0, **kwargs):
         super().__init__(**kwargs)
-        if not np.isfinite(prior) or prior < 0:
-            raise ValueError(f"prior must be a non-negative number, got {prior!r}")
         self.policy = policy
-        self._prior_weight = float(prior)
+        self._prior_weight = _non_negative_number("prior", prior)
         self._obs = np.zeros((1, OBS_SIZE), dtype=np.float32)
 
     def _rank_root(self, view) -> None:
@@ -185,9 +182,7 @@ class PolicyOrderedISMCTS(ISMCTSAgent):
         logits, _ = self.policy.logits_values(self._obs, mask, exposure)
         legal = np.flatnonzero(mask[0, : rules.NUM_PLACEMENT_ACTIONS])
         order = legal[np.argsort(-logits[0, legal], kind="stable")]
-        if self._prior_weight > 0 and len(legal):
-            z = np.exp(logits[0, legal] - logits[0, legal].max())
-            self._prior[:] = 0.0
-            self._prior[legal] = z / z.sum()
+        if self._prior_weight > 0 and len(legal):  # the root's children are all among `legal`
+            self._prior[legal] = softmax(logits[0, legal])
         self._order[: len(order)] = order
         self._order_len = len(order)

@@ -38,12 +38,15 @@ class NetPolicy:
         logits, _ = self.logits_values(obs, mask, exposure)
         if temperature <= 0:
             return logits.argmax(axis=1)
-        z = logits / temperature
-        z = z - z.max(axis=1, keepdims=True)
-        p = np.exp(z)
-        p /= p.sum(axis=1, keepdims=True)
+        p = softmax(logits / temperature)
         u = rng.random((len(p), 1))
         return np.minimum((p.cumsum(axis=1) < u).sum(axis=1), p.shape[1] - 1)
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    """Probabilities along the last axis (masked logits of -inf get 0)."""
+    z = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return z / z.sum(axis=-1, keepdims=True)
 
 
 class NetAgent(Agent):

@@ -231,11 +231,16 @@ class MCTSAgent(Agent):
         """Per-action (visits, value sums) arrays of length NUM_ACTIONS."""
         raise NotImplementedError
 
+    def _seconds_left(self):
+        """What is left of the move's `time` (None: no time budget) after what `act`
+        spent before searching (ranking the root's children, a network call)."""
+        if self.time is None:
+            return None
+        return max(self.time - (_time.perf_counter() - self._act_started), 1e-6)
+
     def _single_tree(self, grid, info, observer, seat):
-        seconds = None  # what is left of the move's time after ranking the root's children
-        if self.time is not None:
-            seconds = max(self.time - (_time.perf_counter() - self._act_started), 1e-6)
-        rng, self.last_iterations = self._run(grid, info, observer, self.iterations, seconds, self._seed64())
+        rng, self.last_iterations = self._run(grid, info, observer, self.iterations, self._seconds_left(),
+                                              self._seed64())
         actions, visits, vals = self._root_stats(seat)
         out_visits = np.zeros(rules.NUM_ACTIONS, dtype=np.int64)
         out_values = np.zeros(rules.NUM_ACTIONS, dtype=np.float64)
@@ -272,7 +277,8 @@ class PIMCAgent(MCTSAgent):
         grid, info = view.public_arrays()
         d = self.determinizations
         per_iter = max(1, self.iterations // d)
-        per_time = None if self.time is None else self.time / d
+        seconds = self._seconds_left()
+        per_time = None if seconds is None else seconds / d
         visits = np.zeros(rules.NUM_ACTIONS, dtype=np.int64)
         values = np.zeros(rules.NUM_ACTIONS, dtype=np.float64)
         rng = self._seed64()
