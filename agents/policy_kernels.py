@@ -3,8 +3,9 @@ choice, and the rollout policies MCTS plays its simulations with.
 
 Placements are scored without being made, from the incremental run data of the target
 cell (the packed ``sum | length << 8`` runs just before and after it on each axis, see
-engine/layout.py) and the engine's own scoring helpers, in a few nanoseconds; only the
-values that could score on a cell at all (`_candidates`) are scored.
+engine/layout.py) with the engine's `lines_through` / `points_on_lines`, in a few
+nanoseconds; only the values that could score on a cell at all
+(`engine.kernels.scoring_candidates`) are scored.
 
 Rollout policies (`rollout`): ``epsilon`` is the probability of a uniformly random
 placement, otherwise the placement scoring the most minutes now (ties broken uniformly
@@ -19,20 +20,17 @@ from numba import njit
 from engine import rules
 from engine.determinize import _unseen_counts
 from engine.kernels import (
-    FITS_MASK, POPCOUNT, _axis_combinations, _axis_minutes, copy_state, kernel, lowest_bit_index,
-    open_cells, pass_turn, place, random_placement, random_playout, rng_below, rng_next,
-    without_lowest_bit,
+    FITS_MASK, POPCOUNT, copy_state, kernel, lines_through, lowest_bit_index, open_cells,
+    pass_turn, place, points_on_lines, random_placement, random_playout, rng_below, rng_next,
+    scoring_candidates, without_lowest_bit,
 )
 from engine.layout import (
-    CAP, CELL_OF_PAD, CURRENT, HAND, HAND_MASK, IS_DOUBLE_TIME, LEN_SHIFT, ON_BOARD, OVER,
+    CAP, CELL_OF_PAD, CURRENT, HAND, HAND_MASK, LEN_SHIFT, ON_BOARD, OVER,
     PAD_OF_CELL, RUN_AFTER, RUN_BEFORE, SUM_MASK, VAL,
 )
 
-_ONE = 1 << LEN_SHIFT  # a run of length 1 and sum 0: the new tile's own length
-_LINE_CAP = rules.LINE_CAP
 _MAX_VALUE = rules.MAX_VALUE
 _PASS = rules.PASS_ACTION
-_PAIR = rules.BONUS_24_7
 EPSILON_SCALE = 1 << 32  # epsilon is passed to kernels as an integer threshold out of 2**32
 
 
@@ -44,37 +42,6 @@ def epsilon_threshold(epsilon: float) -> int:
 
 
 # --- scoring without placing ---------------------------------------------------------------
-@njit(inline="always", cache=True)
-def _axis(grid, p, v, step, merged):
-    """(minutes, is_24, is_7) of one axis if v went on p, the line through p packed."""
-    is7, is24, in7, up, down, same = _axis_combinations(grid, p, v, step, merged)
-    return _axis_minutes(is7, is24, in7, up, down, same), is24, is7
-
-
-@njit(inline="always", cache=True)
-def _points(grid, p, v, r0, r1, r2, r3):
-    """Minutes of v on p given the four lines through p without the new tile (`_lines`):
-    engine.kernels.points_if_placed with the per-cell part hoisted out of the value loop."""
-    s0, a0, b0 = _axis(grid, p, v, 1, r0 + v)
-    s1, a1, b1 = _axis(grid, p, v, 8, r1 + v)
-    s2, a2, b2 = _axis(grid, p, v, 9, r2 + v)
-    s3, a3, b3 = _axis(grid, p, v, 7, r3 + v)
-    total = s0 + s1 + s2 + s3 + (a0 + a1 + a2 + a3) * (b0 + b1 + b2 + b3) * _PAIR
-    if total > 0:
-        total <<= IS_DOUBLE_TIME[p]
-    return total
-
-
-@njit(inline="always", cache=True)
-def _lines(grid, p):
-    """The four lines through empty cell p without a tile on it, packed, length + 1."""
-    r0 = np.int64(grid[p, RUN_BEFORE]) + grid[p, RUN_AFTER] + _ONE
-    r1 = np.int64(grid[p, RUN_BEFORE + 2]) + grid[p, RUN_AFTER + 2] + _ONE
-    r2 = np.int64(grid[p, RUN_BEFORE + 4]) + grid[p, RUN_AFTER + 4] + _ONE
-    r3 = np.int64(grid[p, RUN_BEFORE + 6]) + grid[p, RUN_AFTER + 6] + _ONE
-    return r0, r1, r2, r3
-
-
 @kernel
 def _cell_best(grid, p, values):
     """The most minutes any value of the bitmask `values` (bit v = value v) that fits
@@ -83,60 +50,24 @@ def _cell_best(grid, p, values):
     best = 0
     if fits == 0:
         return best
-    r0, r1, r2, r3 = _lines(grid, p)
+    r0, r1, r2, r3 = lines_through(grid, p)
     while fits:
         v = lowest_bit_index(fits)
         fits = without_lowest_bit(fits)
-        pts = _points(grid, p, v, r0, r1, r2, r3)
+        pts = points_on_lines(grid, p, v, r0, r1, r2, r3)
         if pts > best:
             best = pts
     return best
 
 
 # --- the greedy placement, as a rollout policy ------------------------------------------------
-# SUM_BITS[s]: the values completing a line of sum s (without them) to 7 or to 24.
-# s = 0 means no tile on the axis, where a 7 needs two tiles: no bit.
-SUM_BITS = np.array([(1 << (7 - t) if 1 <= t <= 6 else 0) | (1 << (24 - t) if 14 <= t <= 23 else 0)
-                     for t in range(64)], dtype=np.int64)
-
-
-@njit(inline="always", cache=True)
-def _bit_if(cond, v):
-    return np.int64(cond) << v
-
-
-@njit(inline="always", cache=True)
-def _axis_candidates(grid, p, step, line):
-    """Bitmask of the values that could score on this axis of empty cell p (a superset,
-    branch-free): those completing a sum of 7 or 24, and those making a run or set of
-    3 with the two tiles on one side or the tiles on both sides."""
-    a = np.int64(grid[p - step, VAL])
-    b = np.int64(grid[p + step, VAL])
-    # the tiles two steps away, read only behind a tile (else p itself, which is empty)
-    a2 = np.int64(grid[p - 2 * step if a else p, VAL])
-    b2 = np.int64(grid[p + 2 * step if b else p, VAL])
-    both = a * b != 0
-    m = (_bit_if(both and a == b, a) | _bit_if(a != 0 and a2 == a, a) | _bit_if(b != 0 and b2 == b, b)  # sets
-         | _bit_if(both and b == a + 2, a + 1) | _bit_if(both and a == b + 2, b + 1)  # runs a v b
-         | _bit_if(a2 != 0 and a2 == a - 1, a + 1) | _bit_if(a2 == a + 1 and a != 0, a - 1)  # runs a2 a v
-         | _bit_if(b2 == b + 1 and b != 0, b - 1) | _bit_if(b2 != 0 and b2 == b - 1, b + 1))  # runs v b b2
-    return SUM_BITS[line & SUM_MASK] | m
-
-
-@njit(inline="always", cache=True)
-def _candidates(grid, p, r0, r1, r2, r3):
-    """Values that could score on p (any value outside this mask scores 0)."""
-    return (_axis_candidates(grid, p, 1, r0) | _axis_candidates(grid, p, 8, r1)
-            | _axis_candidates(grid, p, 9, r2) | _axis_candidates(grid, p, 7, r3))
-
-
 @njit(inline="always", cache=True)
 def greedy_scoring_placement(grid, info, rng):
     """The mover's placement scoring the most minutes now, ties broken uniformly at
     random; cell -1 when no placement scores (then all placements tie: the greedy move
     is a uniformly random one, see `greedy_placement`). Returns (rng, padded cell, value).
 
-    Only the values that could score on a cell are scored (`_candidates`)."""
+    Only the values that could score on a cell are scored (`scoring_candidates`)."""
     mask = info[HAND_MASK + info[CURRENT]]
     cells = open_cells(info)
     best = 0
@@ -149,12 +80,12 @@ def greedy_scoring_placement(grid, info, rng):
         fits = mask & FITS_MASK[grid[p, CAP]]
         if fits == 0:
             continue
-        r0, r1, r2, r3 = _lines(grid, p)
-        fits &= _candidates(grid, p, r0, r1, r2, r3)
+        r0, r1, r2, r3 = lines_through(grid, p)
+        fits &= scoring_candidates(grid, p, r0, r1, r2, r3)
         while fits:
             v = lowest_bit_index(fits)
             fits = without_lowest_bit(fits)
-            pts = _points(grid, p, v, r0, r1, r2, r3)
+            pts = points_on_lines(grid, p, v, r0, r1, r2, r3)
             if pts > best:
                 best = pts
                 best_p = p
@@ -226,12 +157,12 @@ def safe_greedy_placement(grid, info, rng):
         fits = mask & FITS_MASK[grid[p, CAP]]
         if fits == 0:
             continue
-        r0, r1, r2, r3 = _lines(grid, p)
-        scoring = fits & _candidates(grid, p, r0, r1, r2, r3)
+        r0, r1, r2, r3 = lines_through(grid, p)
+        scoring = fits & scoring_candidates(grid, p, r0, r1, r2, r3)
         while scoring:
             v = lowest_bit_index(scoring)
             scoring = without_lowest_bit(scoring)
-            pts = _points(grid, p, v, r0, r1, r2, r3)
+            pts = points_on_lines(grid, p, v, r0, r1, r2, r3)
             if pts > best:
                 best = pts
                 best_p = p
@@ -348,12 +279,12 @@ def _ranking(grid, info, scratch_grid, scratch_info, scratch, actions, keys, bes
             if fits == 0:
                 continue
             best = max(best, 0)
-            r0, r1, r2, r3 = _lines(grid, p)
-            fits &= _candidates(grid, p, r0, r1, r2, r3)
+            r0, r1, r2, r3 = lines_through(grid, p)
+            fits &= scoring_candidates(grid, p, r0, r1, r2, r3)
             while fits:
                 v = lowest_bit_index(fits)
                 fits = without_lowest_bit(fits)
-                best = max(best, _points(grid, p, v, r0, r1, r2, r3))
+                best = max(best, points_on_lines(grid, p, v, r0, r1, r2, r3))
     # values the others may hold: those the mover has not seen
     counts = scratch[96:107]
     _unseen_counts(grid, info, seat, counts)
@@ -377,11 +308,11 @@ def _ranking(grid, info, scratch_grid, scratch_info, scratch, actions, keys, bes
         fits = mask & FITS_MASK[grid[p, CAP]]
         if fits == 0:
             continue
-        r0, r1, r2, r3 = _lines(grid, p)
+        r0, r1, r2, r3 = lines_through(grid, p)
         while fits:
             v = lowest_bit_index(fits)
             fits = without_lowest_bit(fits)
-            pts = _points(grid, p, v, r0, r1, r2, r3)
+            pts = points_on_lines(grid, p, v, r0, r1, r2, r3)
             if best_only and pts != best:
                 continue
             t = _threat_after(grid, info, p, v, threat, open_now, unseen, scratch_grid, scratch_info)

@@ -358,24 +358,96 @@ def _score(grid, info, p, v, m0, m1, m2, m3):
     return total << double
 
 
+# --- scoring a placement without making it ------------------------------------------------
+_ONE = 1 << LEN_SHIFT  # a run of length 1 and sum 0: the new tile's own place in its lines
+
+
 @njit(inline="always", cache=True)
-def _hypothetical_axis(grid, p, v, step, before, after):
-    """(minutes, is_24, is_7) of one axis if v were placed on the empty cell p."""
-    merged = grid[p, before] + grid[p, after] + v + (1 << LEN_SHIFT)
-    is7, is24, in7, up, down, same = _axis_combinations(grid, p, v, step, merged)
+def lines_through(grid, p):
+    """The four lines through the empty cell p, each packed ``sum | length << 8`` with the
+    cell itself counted in the length but not yet in the sum: add a value v to get the
+    line v would make. Computed once per cell, shared by every value tried there."""
+    r0 = np.int64(grid[p, RUN_BEFORE]) + grid[p, RUN_AFTER] + _ONE
+    r1 = np.int64(grid[p, RUN_BEFORE + 2]) + grid[p, RUN_AFTER + 2] + _ONE
+    r2 = np.int64(grid[p, RUN_BEFORE + 4]) + grid[p, RUN_AFTER + 4] + _ONE
+    r3 = np.int64(grid[p, RUN_BEFORE + 6]) + grid[p, RUN_AFTER + 6] + _ONE
+    return r0, r1, r2, r3
+
+
+@njit(inline="always", cache=True)
+def _hypothetical_axis(grid, p, v, step, line):
+    """(minutes, is_24, is_7) of one axis if v went on p, its line from `lines_through`."""
+    is7, is24, in7, up, down, same = _axis_combinations(grid, p, v, step, line + v)
     return _axis_minutes(is7, is24, in7, up, down, same), is24, is7
+
+
+@njit(inline="always", cache=True)
+def points_on_lines(grid, p, v, r0, r1, r2, r3):
+    """The minutes placing v on the open cell p would score now, its four lines given
+    (`lines_through`); the state is not changed and legality is not checked."""
+    s0, a0, b0 = _hypothetical_axis(grid, p, v, 1, r0)
+    s1, a1, b1 = _hypothetical_axis(grid, p, v, 8, r1)
+    s2, a2, b2 = _hypothetical_axis(grid, p, v, 9, r2)
+    s3, a3, b3 = _hypothetical_axis(grid, p, v, 7, r3)
+    total = s0 + s1 + s2 + s3 + (a0 + a1 + a2 + a3) * (b0 + b1 + b2 + b3) * _PAIR
+    if total > 0:
+        total <<= IS_DOUBLE_TIME[p]
+    return total
 
 
 @njit(inline="always", cache=True)
 def points_if_placed(grid, p, v):
     """The minutes placing v on the open cell p would score now (the state is not
     changed; legality is not checked)."""
-    s0, a0, b0 = _hypothetical_axis(grid, p, v, 1, RUN_BEFORE, RUN_AFTER)
-    s1, a1, b1 = _hypothetical_axis(grid, p, v, 8, RUN_BEFORE + 2, RUN_AFTER + 2)
-    s2, a2, b2 = _hypothetical_axis(grid, p, v, 9, RUN_BEFORE + 4, RUN_AFTER + 4)
-    s3, a3, b3 = _hypothetical_axis(grid, p, v, 7, RUN_BEFORE + 6, RUN_AFTER + 6)
-    total = s0 + s1 + s2 + s3 + (a0 + a1 + a2 + a3) * (b0 + b1 + b2 + b3) * _PAIR
-    return total << (IS_DOUBLE_TIME[p] if total > 0 else 0)
+    r0, r1, r2, r3 = lines_through(grid, p)
+    return points_on_lines(grid, p, v, r0, r1, r2, r3)
+
+
+# SUM_BITS[s]: the values completing a line of sum s (without them) to 7 or to 24.
+# s = 0 means no tile on the axis, where a 7 needs two tiles: no bit.
+SUM_BITS = np.array([(1 << (7 - t) if 1 <= t <= 6 else 0)
+                     | (1 << (_LINE_CAP - t) if _LINE_CAP - _MAX_VALUE <= t < _LINE_CAP else 0)
+                     for t in range(64)], dtype=np.int64)
+
+
+def _value_bit(v: int) -> int:
+    return 1 << v if 1 <= v <= _MAX_VALUE else 0
+
+
+# Values v making a run or set of 3 with tiles x, y (0 = no tile) beside p on one axis:
+# ONE_SIDE[x, y] with x next to p and y behind x; BOTH_SIDES[x, y] with x before p and
+# y after it.
+ONE_SIDE = np.array([[0 if x == 0 or y == 0 else
+                      _value_bit(x) * (y == x) | _value_bit(x + 1) * (y == x - 1) | _value_bit(x - 1) * (y == x + 1)
+                      for y in range(_MAX_VALUE + 1)] for x in range(_MAX_VALUE + 1)], dtype=np.int64)
+BOTH_SIDES = np.array([[0 if x == 0 or y == 0 else
+                        _value_bit(x) * (y == x) | _value_bit(x + 1) * (y == x + 2) | _value_bit(y + 1) * (x == y + 2)
+                        for y in range(_MAX_VALUE + 1)] for x in range(_MAX_VALUE + 1)], dtype=np.int64)
+
+
+@njit(inline="always", cache=True)
+def _axis_candidates(grid, p, step, line):
+    """Bitmask of the values that could score on this axis of empty cell p (a superset):
+    those completing a sum of 7 or 24, and those making a run or set of 3 with the two
+    tiles on one side or the tiles on both sides (longer ones contain such a 3)."""
+    sums = SUM_BITS[line & SUM_MASK]
+    if (line >> LEN_SHIFT) < 3:  # fewer than two tiles beside p: no run or set of 3
+        return sums
+    a = grid[p - step, VAL]
+    b = grid[p + step, VAL]
+    # the tiles two steps away, read only behind a tile (else p itself, which is empty)
+    a2 = grid[p - 2 * step if a else p, VAL]
+    b2 = grid[p + 2 * step if b else p, VAL]
+    return sums | ONE_SIDE[a, a2] | ONE_SIDE[b, b2] | BOTH_SIDES[a, b]
+
+
+@njit(inline="always", cache=True)
+def scoring_candidates(grid, p, r0, r1, r2, r3):
+    """Bit v set for every value v that could score on the empty cell p, its lines given
+    (`lines_through`): any value outside this mask scores 0 there, so callers score only
+    these (tests/test_engine_kernels.py checks the superset on random games)."""
+    return (_axis_candidates(grid, p, 1, r0) | _axis_candidates(grid, p, 8, r1)
+            | _axis_candidates(grid, p, 9, r2) | _axis_candidates(grid, p, 7, r3))
 
 
 # --- whole moves ----------------------------------------------------------------------------

@@ -6,7 +6,7 @@ registers the id, so ``gymnasium.make("TwentyFourSeven-v0", num_players=3)`` wor
 env `env.vector.TwentyFourSevenVectorEnv` (a different contract: every seat's turn).
 
 =====================  ==========================================================
-observation space      ``Dict(observation=Box(848,) float32, action_mask=Box(A,) int8)``
+observation space      ``Dict(observation=Box(1338,) float32, action_mask=Box(A,) int8)``
                        (`env.observation`; from the learner's seat)
 action space           Discrete(491), team variant Discrete(501) (`engine.rules`)
 reward                 the learner's final reward (RULES.md) on the last step, else 0

@@ -184,10 +184,14 @@ def _encode(grid, info, seat, out):
         cap = grid[p, CAP]
         out[P_CAPACITY * CELLS + c] = cap / 10.0
         fits = held & kernels.FITS_MASK[cap]
-        while fits:
-            v = kernels.lowest_bit_index(fits)
-            fits = kernels.without_lowest_bit(fits)
-            out[(P_POINTS + v - 1) * CELLS + c] = kernels.points_if_placed(grid, p, v) / POINTS_SCALE
+        if fits:
+            r0, r1, r2, r3 = kernels.lines_through(grid, p)
+            scoring = fits & kernels.scoring_candidates(grid, p, r0, r1, r2, r3)  # the rest score 0
+            while scoring:
+                v = kernels.lowest_bit_index(scoring)
+                scoring = kernels.without_lowest_bit(scoring)
+                points = kernels.points_on_lines(grid, p, v, r0, r1, r2, r3)
+                out[(P_POINTS + v - 1) * CELLS + c] = points / POINTS_SCALE
     filled = occupied | timeout
     for c in range(CELLS):
         out[P_EMPTY * CELLS + c] = 1 - ((filled >> PAD_OF_CELL[c]) & 1)
@@ -249,11 +253,17 @@ def encode_with_mask(grid, info, seat, out, mask):
         mask[:] = False
 
 
+@kernels.kernel
+def _encode_game(grid, info, seats, out, i):
+    _encode(grid[i], info[i], seats[i], out[i])
+
+
 @njit(parallel=True, cache=True)
 def encode_batch(grid, info, seats, out):
-    """out[i] = observation of game i from seats[i] (out: float32 (N, OBS_SIZE))."""
+    """out[i] = observation of game i from seats[i] (out: float32 (N, OBS_SIZE)).
+    The body slices in an NRT-free kernel (see env.step_kernels for why)."""
     for i in prange(grid.shape[0]):
-        _encode(grid[i], info[i], seats[i], out[i])
+        _encode_game(grid, info, seats, out, i)
 
 
 def encode(state, seat: int | None = None, out: np.ndarray | None = None) -> np.ndarray:

@@ -9,6 +9,12 @@ cannot disagree with `GameState`.
 Game i of a vector env draws each new deal from its own splitmix64 stream ``rng[i]``:
 the deal seed is ``next(rng[i]) >> 1``, i.e. the deal is ``engine.random_deal(that seed)``,
 so results do not depend on the thread count.
+
+Each ``prange`` body only calls one NRT-free kernel (`engine.kernels.kernel`) with the
+whole batch arrays and the game index, which slices them itself: a slice such as
+``grid[i]`` taken in a parallel region with reference counting updates the parent array's
+atomic refcount from every thread, and that contention cost a third of the step time
+(measured: 3.4 vs 2.2 us per game-step at N=1024 on 2 threads).
 """
 
 from __future__ import annotations
@@ -52,20 +58,65 @@ def _observe_mover(grid, info, i, obs, mask, current):
     kernels.legal_mask(grid, info, mask)
 
 
+@kernels.kernel
+def _reset_game(grid, info, i, rng, deals, num_players, team, obs, mask, current):
+    _new_game(grid[i], info[i], rng, i, deals[i], num_players, team)
+    _observe_mover(grid[i], info[i], i, obs[i], mask[i], current)
+
+
 @njit(parallel=True, cache=True)
 def vec_reset(grid, info, rng, deals, num_players, team, obs, mask, current):
     """Deal every game afresh from its stream; observe the seat to move."""
     for i in prange(grid.shape[0]):
-        _new_game(grid[i], info[i], rng, i, deals[i], num_players, team)
-        _observe_mover(grid[i], info[i], i, obs[i], mask[i], current)
+        _reset_game(grid, info, i, rng, deals, num_players, team, obs, mask, current)
+
+
+@kernels.kernel
+def _reset_game_from_deal(grid, info, i, given, num_players, team, obs, mask, current):
+    kernels.reset(grid[i], info[i], given[i], num_players, team)
+    _observe_mover(grid[i], info[i], i, obs[i], mask[i], current)
 
 
 @njit(parallel=True, cache=True)
 def vec_reset_from_deals(grid, info, given, num_players, team, obs, mask, current):
     """Set game i up from the explicit deal given[i]; observe the seat to move."""
     for i in prange(grid.shape[0]):
-        kernels.reset(grid[i], info[i], given[i], num_players, team)
-        _observe_mover(grid[i], info[i], i, obs[i], mask[i], current)
+        _reset_game_from_deal(grid, info, i, given, num_players, team, obs, mask, current)
+
+
+@kernels.kernel
+def _mark_illegal(grid, info, actions, bad):
+    """bad[i] = actions[i] is illegal in game i; returns how many are."""
+    num_bad = 0
+    for i in range(grid.shape[0]):
+        ok = kernels.is_legal(grid[i], info[i], actions[i])
+        bad[i] = not ok
+        num_bad += not ok
+    return num_bad
+
+
+@kernels.kernel
+def _step_game(grid, info, i, actions, rng, deals, num_players, team, obs, mask, reward,
+               rewards_all, terminated, current, points, final_obs, final_scores):
+    """Game i of `vec_step` (its legal action already checked)."""
+    g = grid[i]
+    f = info[i]
+    seat = f[CURRENT]
+    points[i] = kernels.apply_action(g, f, actions[i])
+    ra = rewards_all[i]
+    ra[:] = 0.0
+    if f[OVER] == 1:
+        kernels.rewards(f, ra)
+        reward[i] = ra[seat]
+        terminated[i] = True
+        _encode(g, f, seat, final_obs[i])
+        for s in range(final_scores.shape[1]):
+            final_scores[i, s] = f[SCORE + s]
+        _new_game(g, f, rng, i, deals[i], num_players, team)
+    else:
+        reward[i] = 0.0
+        terminated[i] = False
+    _observe_mover(g, f, i, obs[i], mask[i], current)
 
 
 @njit(parallel=True, cache=True)
@@ -79,66 +130,51 @@ def vec_step(grid, info, actions, rng, deals, num_players, team, obs, mask, rewa
     a finished game writes its final observation (from the acting seat) into final_obs[i]
     and its scores into final_scores[i], then is dealt afresh (same-step auto-reset), and
     obs/mask/current describe the fresh game's first mover. Returns 0."""
-    n = grid.shape[0]
-    num_bad = 0
-    for i in range(n):  # serial: a few ns per game, cheaper than a second parallel region
-        ok = kernels.is_legal(grid[i], info[i], actions[i])
-        bad[i] = not ok
-        num_bad += not ok
+    # the check is serial: a few ns per game, cheaper than a second parallel region
+    num_bad = _mark_illegal(grid, info, actions, bad)
     if num_bad > 0:
         return num_bad
-    for i in prange(n):
-        g = grid[i]
-        f = info[i]
-        seat = f[CURRENT]
-        points[i] = kernels.apply_action(g, f, actions[i])
-        ra = rewards_all[i]
-        ra[:] = 0.0
-        if f[OVER] == 1:
-            kernels.rewards(f, ra)
-            reward[i] = ra[seat]
-            terminated[i] = True
-            _encode(g, f, seat, final_obs[i])
-            for s in range(final_scores.shape[1]):
-                final_scores[i, s] = f[SCORE + s]
-            _new_game(g, f, rng, i, deals[i], num_players, team)
-        else:
-            reward[i] = 0.0
-            terminated[i] = False
-        _observe_mover(g, f, i, obs[i], mask[i], current)
+    for i in prange(grid.shape[0]):
+        _step_game(grid, info, i, actions, rng, deals, num_players, team, obs, mask, reward,
+                   rewards_all, terminated, current, points, final_obs, final_scores)
     return 0
 
 
 _CHUNK = 32
 
 
+@kernels.kernel
+def _sample_one(mask, rng, i, out):
+    m = mask[i]
+    width = m.shape[0]
+    total = 0
+    for a in range(width):
+        total += m[a]
+    out[i] = -1
+    if total > 0:
+        state, r = rng_below(rng[i], total)
+        rng[i] = state
+        start = 0
+        while start < width:  # skip whole chunks, then walk the one holding the r-th
+            stop = min(start + _CHUNK, width)
+            k = 0
+            for a in range(start, stop):
+                k += m[a]
+            if r < k:
+                for a in range(start, stop):
+                    if m[a] != 0:
+                        if r == 0:
+                            out[i] = a
+                            break
+                        r -= 1
+                break
+            r -= k
+            start = stop
+
+
 @njit(parallel=True, cache=True)
 def sample_masked(mask, rng, out):
     """out[i] = a uniformly random action among mask[i] != 0 (-1 if none), from the
     splitmix64 stream rng[i] (for benchmarks and random self-play). Masks hold 0/1."""
-    width = mask.shape[1]
     for i in prange(mask.shape[0]):
-        m = mask[i]
-        total = 0
-        for a in range(width):
-            total += m[a]
-        out[i] = -1
-        if total > 0:
-            state, r = rng_below(rng[i], total)
-            rng[i] = state
-            start = 0
-            while start < width:  # skip whole chunks, then walk the one holding the r-th
-                stop = min(start + _CHUNK, width)
-                k = 0
-                for a in range(start, stop):
-                    k += m[a]
-                if r < k:
-                    for a in range(start, stop):
-                        if m[a] != 0:
-                            if r == 0:
-                                out[i] = a
-                                break
-                            r -= 1
-                    break
-                r -= k
-                start = stop
+        _sample_one(mask, rng, i, out)

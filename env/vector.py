@@ -6,10 +6,10 @@ Unlike the single-agent env there are no built-in opponents: every step takes on
 per game *for whichever seat is to move*, so one policy plays all seats (self-play).
 
 =======================  ========================================================
-single_observation_space ``Dict(observation=Box(848,) float32, action_mask=Box(A,) int8)``
+single_observation_space ``Dict(observation=Box(1338,) float32, action_mask=Box(A,) int8)``
                          from the point of view of the seat to move (`env.observation`)
 single_action_space      Discrete(491), team variant Discrete(501)
-observation_space        the batched Dict: ``observation (N, 848)``, ``action_mask (N, A)``
+observation_space        the batched Dict: ``observation (N, 1338)``, ``action_mask (N, A)``
 action_space             MultiDiscrete([A] * N)
 step(actions)            actions: int array (N,), one per game
 reward (N,) float64      the final reward (RULES.md) of the seat that just acted, when

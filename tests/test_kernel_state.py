@@ -48,3 +48,31 @@ def test_incremental_state_matches_recount():
             legal = state.legal_actions()
             assert kernels.count_placements(info) == (0 if legal == [rules.PASS_ACTION] else len(legal))
             state.step(legal[rng.integers(len(legal))])
+
+
+def test_scoring_without_placing_matches_placing():
+    """points_if_placed (and points_on_lines) give what the move really scores, and
+    scoring_candidates never leaves out a value that scores: the greedy policies and the
+    observation's points planes score only the candidates."""
+    rng = np.random.default_rng(2)
+    scored = 0
+    for seed in range(40):
+        state = GameState.new(2 + seed % 3, seed=seed)
+        while not state.is_over:
+            grid, info = state.arrays
+            for action in state.legal_actions():
+                if action >= rules.PASS_ACTION:
+                    continue
+                cell, value = divmod(action, rules.MAX_VALUE)
+                value += 1
+                p = layout.PAD_OF_CELL[cell]
+                lines = kernels.lines_through(grid, p)
+                predicted = kernels.points_if_placed(grid, p, value)
+                assert kernels.points_on_lines(grid, p, value, *lines) == predicted
+                assert predicted == state.clone().step(action), (seed, action)
+                if predicted > 0:
+                    scored += 1
+                    assert (kernels.scoring_candidates(grid, p, *lines) >> value) & 1, (seed, action)
+            legal = state.legal_actions()
+            state.step(legal[rng.integers(len(legal))])
+    assert scored > 500  # the check really met scoring moves
