@@ -25,10 +25,13 @@ def game_seed(seed, index):
     return z
 
 
+# Each prange body calls one NRT-free kernel with the whole arrays and the game index:
+# slicing (grid[i]) inside a parallel region with reference counting makes every thread
+# update the same array's atomic refcount (see env/step_kernels.py).
 @kernels.kernel
-def _reset_one(grid, info, deal, seed, num_players, team):
-    kernels.shuffle_deal(seed, deal)
-    kernels.reset(grid, info, deal, num_players, team)
+def _reset_game(grid, info, i, deal, seeds, num_players, team):
+    kernels.shuffle_deal(seeds[i], deal)
+    kernels.reset(grid[i], info[i], deal, num_players, team)
 
 
 @njit(parallel=True, cache=True)
@@ -36,7 +39,7 @@ def batch_reset(grid, info, seeds, num_players, team):
     """Deal game i afresh from seeds[i] (the same deal as `random_deal(seeds[i])`)."""
     for i in prange(grid.shape[0]):
         deal = np.empty(rules.NUM_TILES, dtype=np.int64)
-        _reset_one(grid[i], info[i], deal, seeds[i], num_players, team)
+        _reset_game(grid, info, i, deal, seeds, num_players, team)
 
 
 @njit(parallel=True, cache=True)
@@ -45,14 +48,27 @@ def batch_reset_where(grid, info, done, seeds, num_players, team):
     for i in prange(grid.shape[0]):
         if done[i]:
             deal = np.empty(rules.NUM_TILES, dtype=np.int64)
-            _reset_one(grid[i], info[i], deal, seeds[i], num_players, team)
+            _reset_game(grid, info, i, deal, seeds, num_players, team)
+
+
+@kernels.kernel
+def _legal_mask_game(grid, info, masks, i):
+    kernels.legal_mask(grid[i], info[i], masks[i])
 
 
 @njit(parallel=True, cache=True)
 def batch_legal_mask(grid, info, masks):
     """masks[i] = the legal-action mask of game i (width NUM_ACTIONS or NUM_TEAM_ACTIONS)."""
     for i in prange(grid.shape[0]):
-        kernels.legal_mask(grid[i], info[i], masks[i])
+        _legal_mask_game(grid, info, masks, i)
+
+
+@kernels.kernel
+def _step_game(grid, info, actions, points, i):
+    if kernels.is_legal(grid[i], info[i], actions[i]):
+        points[i] = kernels.apply_action(grid[i], info[i], actions[i])
+    else:
+        points[i] = -1
 
 
 @njit(parallel=True, cache=True)
@@ -60,17 +76,19 @@ def batch_step(grid, info, actions, points):
     """Apply actions[i] to game i; points[i] = its minutes, or -1 if it was illegal
     (an illegal action, or a finished game, leaves that game unchanged)."""
     for i in prange(grid.shape[0]):
-        if kernels.is_legal(grid[i], info[i], actions[i]):
-            points[i] = kernels.apply_action(grid[i], info[i], actions[i])
-        else:
-            points[i] = -1
+        _step_game(grid, info, actions, points, i)
+
+
+@kernels.kernel
+def _playout_game(grid, info, seeds, placements, i):
+    _, placements[i] = kernels.random_playout(grid[i], info[i], np.uint64(seeds[i]))
 
 
 @njit(parallel=True, cache=True)
 def batch_random_playout(grid, info, seeds, placements):
     """Finish every game with uniformly random legal actions."""
     for i in prange(grid.shape[0]):
-        _, placements[i] = kernels.random_playout(grid[i], info[i], np.uint64(seeds[i]))
+        _playout_game(grid, info, seeds, placements, i)
 
 
 @kernels.kernel
