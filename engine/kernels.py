@@ -445,7 +445,7 @@ def _axis_candidates(grid, p, step, line):
 def scoring_candidates(grid, p, r0, r1, r2, r3):
     """Bit v set for every value v that could score on the empty cell p, its lines given
     (`lines_through`): any value outside this mask scores 0 there, so callers score only
-    these (tests/test_engine_kernels.py checks the superset on random games)."""
+    these (tests/test_kernel_state.py checks the superset on random games)."""
     return (_axis_candidates(grid, p, 1, r0) | _axis_candidates(grid, p, 8, r1)
             | _axis_candidates(grid, p, 9, r2) | _axis_candidates(grid, p, 7, r3))
 
