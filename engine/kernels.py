@@ -297,15 +297,23 @@ def _stretch(grid, p, v, step, left_delta, right_delta):
 
 
 @njit(inline="always", cache=True)
-def _axis_combinations(grid, p, v, step, merged):
-    """What a tile of value v on p makes on one axis, the merged line given (packed
-    sum | length << 8). Returns (sum7, sum24, 24-in-7, run up, run down, set), run and
-    set lengths being 0 below 3. Reads only the tiles beside p, never p itself."""
+def _axis_sums(merged):
+    """(sum7, sum24, 24-in-7) of one merged line (packed sum | length << 8)."""
     line_sum = merged & SUM_MASK
     length = merged >> LEN_SHIFT
     is7 = 1 if (line_sum == 7 and length >= 2) else 0
     is24 = 1 if line_sum == _LINE_CAP else 0
     in7 = 1 if (is24 == 1 and length == 7) else 0
+    return is7, is24, in7
+
+
+@njit(inline="always", cache=True)
+def _axis_combinations(grid, p, v, step, merged):
+    """What a tile of value v on p makes on one axis, the merged line given (packed
+    sum | length << 8). Returns (sum7, sum24, 24-in-7, run up, run down, set), run and
+    set lengths being 0 below 3. Reads only the tiles beside p, never p itself."""
+    is7, is24, in7 = _axis_sums(merged)
+    length = merged >> LEN_SHIFT
     up = 0
     down = 0
     same = 0
@@ -396,6 +404,24 @@ def points_on_lines(grid, p, v, r0, r1, r2, r3):
 
 
 @njit(inline="always", cache=True)
+def points_from_sums(p, v, r0, r1, r2, r3):
+    """`points_on_lines` for a value that makes no run or set on p (not in
+    `run_set_candidates`): only the sums of 7 and 24, 24-in-7 and the 24/7 pairs can
+    score, and they follow from the four lines alone, without reading the board."""
+    s0, a0, i0 = _axis_sums(r0 + v)
+    s1, a1, i1 = _axis_sums(r1 + v)
+    s2, a2, i2 = _axis_sums(r2 + v)
+    s3, a3, i3 = _axis_sums(r3 + v)
+    sevens = s0 + s1 + s2 + s3
+    twenty_fours = a0 + a1 + a2 + a3
+    total = (sevens * _SUM7 + twenty_fours * _SUM24 + (i0 + i1 + i2 + i3) * _IN7
+             + twenty_fours * sevens * _PAIR)
+    if total > 0:
+        total <<= IS_DOUBLE_TIME[p]
+    return total
+
+
+@njit(inline="always", cache=True)
 def points_if_placed(grid, p, v):
     """The minutes placing v on the open cell p would score now (the state is not
     changed; legality is not checked)."""
@@ -426,19 +452,34 @@ BOTH_SIDES = np.array([[0 if x == 0 or y == 0 else
 
 
 @njit(inline="always", cache=True)
-def _axis_candidates(grid, p, step, line):
-    """Bitmask of the values that could score on this axis of empty cell p (a superset):
-    those completing a sum of 7 or 24, and those making a run or set of 3 with the two
-    tiles on one side or the tiles on both sides (longer ones contain such a 3)."""
-    sums = SUM_BITS[line & SUM_MASK]
+def _axis_run_set_candidates(grid, p, step, line):
+    """Bitmask of the values that could make a run or set on this axis of empty cell p
+    (a superset): those making one of 3 with the two tiles on one side or the tiles on
+    both sides (longer ones contain such a 3)."""
     if (line >> LEN_SHIFT) < 3:  # fewer than two tiles beside p: no run or set of 3
-        return sums
+        return 0
     a = grid[p - step, VAL]
     b = grid[p + step, VAL]
     # the tiles two steps away, read only behind a tile (else p itself, which is empty)
     a2 = grid[p - 2 * step if a else p, VAL]
     b2 = grid[p + 2 * step if b else p, VAL]
-    return sums | ONE_SIDE[a, a2] | ONE_SIDE[b, b2] | BOTH_SIDES[a, b]
+    return ONE_SIDE[a, a2] | ONE_SIDE[b, b2] | BOTH_SIDES[a, b]
+
+
+@njit(inline="always", cache=True)
+def sum_candidates(r0, r1, r2, r3):
+    """Bit v set for every value completing one of the four lines (`lines_through`) to a
+    sum of 7 or 24."""
+    return (SUM_BITS[r0 & SUM_MASK] | SUM_BITS[r1 & SUM_MASK]
+            | SUM_BITS[r2 & SUM_MASK] | SUM_BITS[r3 & SUM_MASK])
+
+
+@njit(inline="always", cache=True)
+def run_set_candidates(grid, p, r0, r1, r2, r3):
+    """Bit v set for every value that could make a run or set on the empty cell p, its
+    lines given; any other value scores exactly `points_from_sums`."""
+    return (_axis_run_set_candidates(grid, p, 1, r0) | _axis_run_set_candidates(grid, p, 8, r1)
+            | _axis_run_set_candidates(grid, p, 9, r2) | _axis_run_set_candidates(grid, p, 7, r3))
 
 
 @njit(inline="always", cache=True)
@@ -446,8 +487,7 @@ def scoring_candidates(grid, p, r0, r1, r2, r3):
     """Bit v set for every value v that could score on the empty cell p, its lines given
     (`lines_through`): any value outside this mask scores 0 there, so callers score only
     these (tests/test_kernel_state.py checks the superset on random games)."""
-    return (_axis_candidates(grid, p, 1, r0) | _axis_candidates(grid, p, 8, r1)
-            | _axis_candidates(grid, p, 9, r2) | _axis_candidates(grid, p, 7, r3))
+    return sum_candidates(r0, r1, r2, r3) | run_set_candidates(grid, p, r0, r1, r2, r3)
 
 
 # --- whole moves ----------------------------------------------------------------------------

@@ -184,12 +184,18 @@ def _encode(grid, info, seat, out):
         cap = grid[p, CAP]
         out[P_CAPACITY * CELLS + c] = cap / 10.0
         fits = held & kernels.FITS_MASK[cap]
-        if fits:
+        if fits:  # score only the values that can score; the rest stay 0
             r0, r1, r2, r3 = kernels.lines_through(grid, p)
-            scoring = fits & kernels.scoring_candidates(grid, p, r0, r1, r2, r3)  # the rest score 0
-            while scoring:
-                v = kernels.lowest_bit_index(scoring)
-                scoring = kernels.without_lowest_bit(scoring)
+            runs = fits & kernels.run_set_candidates(grid, p, r0, r1, r2, r3)
+            sums = fits & kernels.sum_candidates(r0, r1, r2, r3) & ~runs
+            while sums:  # the common case: no run or set possible, no board reads
+                v = kernels.lowest_bit_index(sums)
+                sums = kernels.without_lowest_bit(sums)
+                points = kernels.points_from_sums(p, v, r0, r1, r2, r3)
+                out[(P_POINTS + v - 1) * CELLS + c] = points / POINTS_SCALE
+            while runs:
+                v = kernels.lowest_bit_index(runs)
+                runs = kernels.without_lowest_bit(runs)
                 points = kernels.points_on_lines(grid, p, v, r0, r1, r2, r3)
                 out[(P_POINTS + v - 1) * CELLS + c] = points / POINTS_SCALE
     filled = occupied | timeout

@@ -50,6 +50,27 @@ def test_layout_constants():
         O.split(np.zeros(10))
 
 
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_points_planes_give_what_each_placement_scores(num_players):
+    """P_POINTS + v - 1 holds, for the seat to move, the minutes every legal placement of v
+    scores (played out on a copy of the game) / 100, and 0 on every other cell."""
+    rng = np.random.default_rng(num_players)
+    scoring = 0
+    for seed in range(6):
+        game = GameState.new(num_players, seed=seed)
+        while not game.is_over:
+            planes, _ = O.split(O.encode(game, game.current_player))
+            expected = np.zeros((rules.MAX_VALUE, 49), dtype=np.float32)
+            for action in game.legal_actions():
+                if action < rules.PASS_ACTION:
+                    cell, v = divmod(action, rules.MAX_VALUE)
+                    expected[v, cell] = game.clone().step(action) / O.POINTS_SCALE
+            np.testing.assert_array_equal(planes[O.P_POINTS:O.P_POINTS + 10].reshape(10, 49), expected)
+            scoring += int((expected > 0).sum())
+            random_moves(game, 1, rng)
+    assert scoring > 100  # the games really met scoring placements
+
+
 @pytest.mark.parametrize("cfg", CONFIGS, ids=CONFIG_IDS)
 def test_encode_matches_state(cfg):
     rng = np.random.default_rng(3)

@@ -51,11 +51,13 @@ def test_incremental_state_matches_recount():
 
 
 def test_scoring_without_placing_matches_placing():
-    """points_if_placed (and points_on_lines) give what the move really scores, and
-    scoring_candidates never leaves out a value that scores: the greedy policies and the
-    observation's points planes score only the candidates."""
+    """points_if_placed (and points_on_lines) give what the move really scores,
+    scoring_candidates never leaves out a value that scores (the greedy policies and the
+    observation's points planes score only the candidates), and a value outside
+    run_set_candidates scores exactly points_from_sums (the observation's shortcut)."""
     rng = np.random.default_rng(2)
     scored = 0
+    by_sums = 0
     for seed in range(40):
         state = GameState.new(2 + seed % 3, seed=seed)
         while not state.is_over:
@@ -73,6 +75,11 @@ def test_scoring_without_placing_matches_placing():
                 if predicted > 0:
                     scored += 1
                     assert (kernels.scoring_candidates(grid, p, *lines) >> value) & 1, (seed, action)
+                    if not (kernels.sum_candidates(*lines) >> value) & 1:
+                        assert (kernels.run_set_candidates(grid, p, *lines) >> value) & 1, (seed, action)
+                if not (kernels.run_set_candidates(grid, p, *lines) >> value) & 1:
+                    assert kernels.points_from_sums(p, value, *lines) == predicted, (seed, action)
+                    by_sums += predicted > 0
             legal = state.legal_actions()
             state.step(legal[rng.integers(len(legal))])
-    assert scored > 500  # the check really met scoring moves
+    assert scored > 500 and by_sums > 300  # the checks really met scoring moves
