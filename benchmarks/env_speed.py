@@ -13,7 +13,10 @@ Measured (median of `--repeats` timed runs, after a warm-up that compiles everyt
   learner actions from `info["action_mask"]`; `gym_moves_per_s` counts every seat's moves.
 * Vector: `TwentyFourSevenVectorEnv` at each batch size, actions drawn from the masks by
   the numba kernel `env.step_kernels.sample_masked`; steps/s = games x steps / time,
-  observations, masks and auto-resets included.
+  observations, masks and auto-resets included. `vector_steps_per_s` uses the default
+  ``copy=True`` (fresh output arrays every step); `vector_nocopy_steps_per_s` the same
+  with ``copy=False`` (output buffers reused, as a loop that stores each batch before
+  the next step may use: half the memory traffic).
 * Engine: `engine.batch.play_random_games_parallel` placements/s (no observations).
 """
 
@@ -100,11 +103,11 @@ def gym_rate(steps: int, seed: int = 0):
     return run, moves
 
 
-def vector_rate(num_envs: int, steps: int, seed: int = 0):
+def vector_rate(num_envs: int, steps: int, seed: int = 0, copy: bool = True):
     from env import TwentyFourSevenVectorEnv
     from env.step_kernels import sample_masked
 
-    v = TwentyFourSevenVectorEnv(num_envs=num_envs)
+    v = TwentyFourSevenVectorEnv(num_envs=num_envs, copy=copy)
     obs, info = v.reset(seed=seed)
     rng = np.random.SeedSequence(seed).generate_state(num_envs, np.uint64)
     actions = np.empty(num_envs, dtype=np.int64)
@@ -178,11 +181,14 @@ def main(argv=None) -> int:
     log(f"Gym env (vs random)     {result['gym_steps_per_s']:>14,.0f} steps/s "
         f"({result['gym_moves_per_s']:,.0f} moves/s, all seats)")
     result["vector_steps_per_s"] = {}
+    result["vector_nocopy_steps_per_s"] = {}
     for n in batches:
         steps = max(vec_items // n, 10)
         rate = _median_rate(vector_rate(n, steps), repeats, f"vector_{n}")
         result["vector_steps_per_s"][str(n)] = rate
-        log(f"Vector env  N={n:<5}     {rate:>14,.0f} steps/s")
+        nocopy = _median_rate(vector_rate(n, steps, copy=False), repeats)
+        result["vector_nocopy_steps_per_s"][str(n)] = nocopy
+        log(f"Vector env  N={n:<5}     {rate:>14,.0f} steps/s   (copy=False: {nocopy:,.0f})")
     result["engine_batch_placements_per_s"] = _median_rate(engine_rate(engine_games), repeats)
     log(f"Engine batch (random)   {result['engine_batch_placements_per_s']:>14,.0f} placements/s")
     result["vector_cpu_s_per_million_steps"] = {str(n): _CPU[f"vector_{n}"] for n in batches}

@@ -119,41 +119,64 @@ def _step_game(grid, info, i, actions, rng, deals, num_players, team, obs, mask,
     _observe_mover(g, f, i, obs[i], mask[i], current)
 
 
+@kernels.kernel
+def _list_finished(terminated, ended):
+    """ended[:k] = the indices of the finished games, in order; returns k."""
+    k = 0
+    for i in range(terminated.shape[0]):
+        if terminated[i]:
+            ended[k] = i
+            k += 1
+    return k
+
+
 @njit(parallel=True, cache=True)
 def vec_step(grid, info, actions, rng, deals, num_players, team, obs, mask, reward,
-             rewards_all, terminated, current, points, final_obs, final_scores, bad):
+             rewards_all, terminated, current, points, final_obs, final_scores, bad, ended):
     """One action per game for its seat to move, then observe the next mover.
 
-    First every action is checked; if any is illegal, bad[i] marks those games, nothing
-    changes and the count is returned. Otherwise game i takes actions[i]: reward[i] is
-    the acting seat's final reward if the game ended (else 0), rewards_all[i] every seat's;
-    a finished game writes its final observation (from the acting seat) into final_obs[i]
-    and its scores into final_scores[i], then is dealt afresh (same-step auto-reset), and
-    obs/mask/current describe the fresh game's first mover. Returns 0."""
+    Returns ``(num_bad, num_finished)``. First every action is checked; if any is
+    illegal, bad[i] marks those games, nothing changes and ``(count, 0)`` is returned.
+    Otherwise game i takes actions[i]: reward[i] is the acting seat's final reward if the
+    game ended (else 0), rewards_all[i] every seat's; a finished game writes its final
+    observation (from the acting seat) into final_obs[i] and its scores into
+    final_scores[i], then is dealt afresh (same-step auto-reset), and obs/mask/current
+    describe the fresh game's first mover. ended[:num_finished] lists the finished games
+    (so the Python side needs no extra pass over the batch)."""
     # the check is serial: a few ns per game, cheaper than a second parallel region
     num_bad = _mark_illegal(grid, info, actions, bad)
     if num_bad > 0:
-        return num_bad
+        return num_bad, 0
     for i in prange(grid.shape[0]):
         _step_game(grid, info, i, actions, rng, deals, num_players, team, obs, mask, reward,
                    rewards_all, terminated, current, points, final_obs, final_scores)
-    return 0
+    return 0, _list_finished(terminated, ended)
 
 
 _CHUNK = 32
+_REJECTION_TRIES = 16
 
 
 @kernels.kernel
 def _sample_one(mask, rng, i, out):
     m = mask[i]
     width = m.shape[0]
+    state = rng[i]
+    # Rejection first: a uniform id that is legal is a uniform legal action, and with a
+    # tenth of the ids legal a few random bytes are read instead of the whole row.
+    for _ in range(_REJECTION_TRIES):
+        state, a = rng_below(state, width)
+        if m[a] != 0:
+            rng[i] = state
+            out[i] = a
+            return
+    # Few legal actions: count them and pick the r-th (still uniform).
     total = 0
     for a in range(width):
         total += m[a]
     out[i] = -1
     if total > 0:
-        state, r = rng_below(rng[i], total)
-        rng[i] = state
+        state, r = rng_below(state, total)
         start = 0
         while start < width:  # skip whole chunks, then walk the one holding the r-th
             stop = min(start + _CHUNK, width)
@@ -170,6 +193,7 @@ def _sample_one(mask, rng, i, out):
                 break
             r -= k
             start = stop
+    rng[i] = state
 
 
 @njit(parallel=True, cache=True)

@@ -62,6 +62,8 @@ from . import observation as obs_mod
 from . import render as render_mod
 from .step_kernels import vec_reset, vec_reset_from_deals, vec_step
 
+_INT64 = np.dtype(np.int64)
+
 
 class TwentyFourSevenVectorEnv(VectorEnv):
     """`num_envs` games of 24/7 for `num_players` seats (or the team variant), self-play."""
@@ -92,8 +94,11 @@ class TwentyFourSevenVectorEnv(VectorEnv):
         self._rng = np.zeros(n, dtype=np.uint64)
         self._deals = np.zeros((n, rules.NUM_TILES), dtype=np.int64)
         self._bad = np.zeros(n, dtype=np.bool_)
+        self._ended = np.zeros(n, dtype=np.int64)  # the kernel lists finished games here
         self._final_obs = np.zeros((n, obs_mod.OBS_SIZE), dtype=np.float32)
-        self._final_scores = np.zeros((n, 4), dtype=np.int64)
+        self._final_scores = np.zeros((n, self.num_players), dtype=np.int64)
+        self._final_mask = np.zeros(self.num_actions, dtype=np.int8)  # shared, read-only
+        self._final_mask.flags.writeable = False
         self._buffers = None
         self._started = False
 
@@ -107,7 +112,7 @@ class TwentyFourSevenVectorEnv(VectorEnv):
                     np.empty((n, self.num_actions), dtype=np.int8),
                     np.empty(n, dtype=np.int64),
                     np.empty(n, dtype=np.float64),
-                    np.empty((n, 4), dtype=np.float64),
+                    np.empty((n, self.num_players), dtype=np.float64),
                     np.empty(n, dtype=np.bool_),
                     np.empty(n, dtype=np.int64))
             if not self.copy:
@@ -124,7 +129,7 @@ class TwentyFourSevenVectorEnv(VectorEnv):
         deals = options.get("deals") if options else None
         if deals is None:
             vec_reset(self._grid, self._info, self._rng, self._deals, self.num_players, int(self.team),
-                      obs, mask.view(np.bool_), current)
+                      obs, mask, current)
         else:
             given = np.asarray(deals)
             if given.ndim == 1:
@@ -134,7 +139,7 @@ class TwentyFourSevenVectorEnv(VectorEnv):
                                  f"({rules.NUM_TILES},), got {np.shape(deals)}")
             checked = np.stack([rules.check_deal(d) for d in given]).astype(np.int64)
             vec_reset_from_deals(self._grid, self._info, checked, self.num_players, int(self.team),
-                                 obs, mask.view(np.bool_), current)
+                                 obs, mask, current)
         self._started = True
         return ({"observation": obs, "action_mask": mask},
                 {"current_player": current, "action_mask": mask})
@@ -142,36 +147,46 @@ class TwentyFourSevenVectorEnv(VectorEnv):
     def step(self, actions):
         if not self._started:
             raise RuntimeError("call reset() before step()")
+        acts = actions
+        if not (type(acts) is np.ndarray and acts.dtype is _INT64 and acts.shape == (self.num_envs,)):
+            acts = self._as_actions(actions)  # the common case above skips numpy's checks
+        obs, mask, current, reward, rewards_all, terminated, points = self._outputs()
+        num_bad, num_finished = vec_step(
+            self._grid, self._info, acts, self._rng, self._deals, self.num_players, int(self.team),
+            obs, mask, reward, rewards_all, terminated, current, points, self._final_obs,
+            self._final_scores, self._bad, self._ended)
+        if num_bad:
+            raise ValueError(self._illegal_message(acts))
+        info = {"current_player": current, "action_mask": mask, "rewards_all": rewards_all,
+                "points": points}
+        if num_finished:
+            self._add_final_info(info, terminated, rewards_all, num_finished)
+        truncated = np.zeros(self.num_envs, dtype=np.bool_)
+        return {"observation": obs, "action_mask": mask}, reward, terminated, truncated, info
+
+    def _as_actions(self, actions) -> np.ndarray:
         acts = np.asarray(actions)
         if acts.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), got {acts.shape}")
         if not np.issubdtype(acts.dtype, np.integer) or acts.dtype == np.bool_:
             raise ValueError(f"actions must be integers, got dtype {acts.dtype}")
-        acts = acts.astype(np.int64, copy=False)
-        obs, mask, current, reward, rewards_all, terminated, points = self._outputs()
-        num_bad = vec_step(self._grid, self._info, acts, self._rng, self._deals, self.num_players,
-                           int(self.team), obs, mask.view(np.bool_), reward, rewards_all, terminated,
-                           current, points, self._final_obs, self._final_scores, self._bad)
-        if num_bad:
-            raise ValueError(self._illegal_message(acts))
-        p = self.num_players
-        info = {"current_player": current, "action_mask": mask, "rewards_all": rewards_all[:, :p],
-                "points": points}
-        if terminated.any():
-            done = terminated.copy()
-            final = np.full(self.num_envs, None, dtype=object)
-            zero_mask = np.zeros(self.num_actions, dtype=np.int8)
-            ended = np.flatnonzero(done)
-            rows = self._final_obs[ended]  # one copy for all finished games
-            for k, i in enumerate(ended):
-                final[i] = {"observation": rows[k], "action_mask": zero_mask}
-            info["final_obs"] = final
-            info["_final_obs"] = done
-            info["final_info"] = {"scores": self._final_scores[:, :p].copy(), "_scores": done,
-                                  "rewards_all": rewards_all[:, :p].copy(), "_rewards_all": done}
-            info["_final_info"] = done
-        truncated = np.zeros(self.num_envs, dtype=np.bool_)
-        return {"observation": obs, "action_mask": mask}, reward, terminated, truncated, info
+        return acts.astype(np.int64, copy=False)
+
+    def _add_final_info(self, info: dict, terminated, rewards_all, num_finished: int) -> None:
+        """The finished games' last observations, scores and rewards, Gymnasium-style.
+        Kept to a few numpy calls: right after the kernel the caches hold game data, and
+        each extra call here costs tens of microseconds per step."""
+        done = terminated.copy()
+        ended = self._ended[:num_finished].tolist()
+        rows = self._final_obs[ended]  # one copy for all finished games
+        final = np.empty(self.num_envs, dtype=object)  # all None
+        for k, i in enumerate(ended):
+            final[i] = {"observation": rows[k], "action_mask": self._final_mask}
+        info["final_obs"] = final
+        info["_final_obs"] = done
+        info["final_info"] = {"scores": self._final_scores.copy(), "_scores": done,
+                              "rewards_all": rewards_all.copy(), "_rewards_all": done}
+        info["_final_info"] = done
 
     def _illegal_message(self, acts: np.ndarray) -> str:
         bad = np.flatnonzero(self._bad)
