@@ -624,7 +624,8 @@ def legal_placements(grid, info, out):
 
 @kernel
 def legal_mask(grid, info, mask):
-    """Fill a bool mask over all action ids (placements, pass, and team shows)."""
+    """Fill a mask over all action ids (placements, pass, and team shows): bool, or the
+    vector env's int8 0/1 mask."""
     mask[:] = False
     if info[OVER] == 1:
         return
