@@ -629,23 +629,36 @@ def legal_mask(grid, info, mask):
     mask[:] = False
     if info[OVER] == 1:
         return
-    seat = info[CURRENT]
-    hand = info[HAND_MASK + seat]
+    hand = info[HAND_MASK + info[CURRENT]]
     cells = open_cells(info)
-    any_placement = False
+    any_placement = 0
     while cells:
         p = lowest_bit_index(cells)
         cells = without_lowest_bit(cells)
         fits = hand & FITS_MASK[grid[p, CAP]]
-        base = CELL_OF_PAD[p] * _MAX_VALUE - 1
-        while fits:
-            v = lowest_bit_index(fits)
-            fits = without_lowest_bit(fits)
-            mask[base + v] = True
-            any_placement = True
+        mark_placements(mask, CELL_OF_PAD[p], fits)
+        any_placement |= fits
+    mark_pass_and_shows(info, mask, any_placement != 0)
+
+
+@njit(inline="always", cache=True)
+def mark_placements(mask, cell, fits):
+    """Set the mask entries of placing each value of the bit set `fits` on `cell` (and
+    clear the other values of that cell): ten stores, no branches."""
+    base = cell * _MAX_VALUE - 1
+    for v in range(1, _MAX_VALUE + 1):
+        mask[base + v] = (fits >> v) & 1
+
+
+@njit(inline="always", cache=True)
+def mark_pass_and_shows(info, mask, any_placement):
+    """The rest of the mover's legal mask once its placements are marked: pass when no
+    placement is legal; else, in the team variant, the shows still allowed this turn."""
     if not any_placement:
         mask[_PASS] = True
     elif info[TEAM] == 1 and info[SHOWN_THIS_TURN] == 0 and mask.shape[0] >= _NUM_TEAM_ACTIONS:
+        seat = info[CURRENT]
+        hand = info[HAND_MASK + seat]
         shown = info[SHOWN + seat]
         for v in range(1, _MAX_VALUE + 1):
             if (hand >> v) & 1 and v != shown:

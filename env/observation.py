@@ -150,8 +150,30 @@ def split(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 @njit(inline="always", cache=True)
 def _encode(grid, info, seat, out):
     """Write seat's observation of the game (grid, info) into out (float32, OBS_SIZE)."""
+    _encode_and_mask(grid, info, seat, out, _NO_MASK, False)
+
+
+@njit(inline="always", cache=True)
+def _encode_mover(grid, info, out, mask):
+    """The mover's observation into out and its legal mask into mask (all 0 once the game
+    is over), in one walk over the open cells: the same values as `_encode` followed by
+    `engine.kernels.legal_mask`, which the vector and AEC envs would otherwise run apart."""
+    _encode_and_mask(grid, info, info[CURRENT], out, mask, True)
+
+
+_NO_MASK = np.zeros(1, dtype=np.int8)
+
+
+@njit(inline="always", cache=True)
+def _encode_and_mask(grid, info, seat, out, mask, with_mask):
+    """`_encode`, and when `with_mask` (a constant at each call site, so the compiler
+    drops the other branch) seat is the mover and its legal mask goes into mask."""
     for k in range(out.shape[0]):
         out[k] = 0.0
+    if with_mask:
+        mask[:] = 0
+    marking = with_mask and info[OVER] == 0  # a finished game has no legal action
+    any_placement = 0
     v0 = _V0
     # unseen starts as 4 minus my hand; board tiles and the partner's shown tile follow
     hand = HAND + seat * 11
@@ -184,6 +206,9 @@ def _encode(grid, info, seat, out):
         cap = grid[p, CAP]
         out[P_CAPACITY * CELLS + c] = cap / 10.0
         fits = held & kernels.FITS_MASK[cap]
+        if marking:
+            kernels.mark_placements(mask, c, fits)
+            any_placement |= fits
         if fits:  # score only the values that can score; the rest stay 0
             r0, r1, r2, r3 = kernels.lines_through(grid, p)
             runs = fits & kernels.run_set_candidates(grid, p, r0, r1, r2, r3)
@@ -203,6 +228,8 @@ def _encode(grid, info, seat, out):
         out[P_EMPTY * CELLS + c] = 1 - ((filled >> PAD_OF_CELL[c]) & 1)
     for c in _DOUBLE_TIME_CELLS:
         out[P_DOUBLE * CELLS + c] = 1.0
+    if marking:
+        kernels.mark_pass_and_shows(info, mask, any_placement != 0)
     last = info[LAST_ACTION]
     if last >= 0 and last < _PASS:
         out[P_LAST * CELLS + last // _MAX_VALUE] = 1.0
@@ -252,10 +279,10 @@ def encode_arrays(grid, info, seat, out):
 def encode_with_mask(grid, info, seat, out, mask):
     """Kernel: seat's observation into out and, if seat is to move, the legal mask (bool
     view, width 491 or 501) into mask; an all-False mask otherwise."""
-    _encode(grid, info, seat, out)
     if info[CURRENT] == seat:
-        kernels.legal_mask(grid, info, mask)
+        _encode_mover(grid, info, out, mask)
     else:
+        _encode(grid, info, seat, out)
         mask[:] = False
 
 

@@ -2,9 +2,10 @@
 
 The AEC env calls `step_and_observe` once per action; the vector env calls `vec_reset`
 and `vec_step` once per batch (``prange`` over games, no Python loop). All rules come from
-the engine kernels (`engine.kernels.is_legal`, `apply_action`, `legal_mask`, `rewards`,
-`reset`, `shuffle_deal`) and the observation from `env.observation._encode`, so the envs
-cannot disagree with `GameState`.
+the engine kernels (`engine.kernels.is_legal`, `apply_action`, `rewards`, `reset`,
+`shuffle_deal`) and the observation and legal mask from `env.observation._encode_mover`
+(built from `engine.kernels.mark_placements` and `mark_pass_and_shows`, as
+`engine.kernels.legal_mask` is), so the envs cannot disagree with `GameState`.
 
 Game i of a vector env draws each new deal from its own splitmix64 stream ``rng[i]``:
 the deal seed is ``next(rng[i]) >> 1``, i.e. the deal is ``engine.random_deal(that seed)``,
@@ -26,7 +27,7 @@ from engine import kernels
 from engine.kernels import rng_below, rng_next
 from engine.layout import CURRENT, OVER, SCORE
 
-from .observation import _encode
+from .observation import _encode, _encode_mover
 
 
 @kernels.kernel
@@ -37,8 +38,7 @@ def step_and_observe(grid, info, action, obs, mask):
     if not kernels.is_legal(grid, info, action):
         return -1
     points = kernels.apply_action(grid, info, action)
-    _encode(grid, info, info[CURRENT], obs)
-    kernels.legal_mask(grid, info, mask)
+    _encode_mover(grid, info, obs, mask)
     return points
 
 
@@ -52,10 +52,8 @@ def _new_game(grid, info, rng, i, deal, num_players, team):
 
 @njit(inline="always", cache=True)
 def _observe_mover(grid, info, i, obs, mask, current):
-    seat = info[CURRENT]
-    current[i] = seat
-    _encode(grid, info, seat, obs)
-    kernels.legal_mask(grid, info, mask)
+    current[i] = info[CURRENT]
+    _encode_mover(grid, info, obs, mask)
 
 
 @kernels.kernel
