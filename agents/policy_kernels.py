@@ -3,9 +3,10 @@ choice, and the rollout policies MCTS plays its simulations with.
 
 Placements are scored without being made, from the incremental run data of the target
 cell (the packed ``sum | length << 8`` runs just before and after it on each axis, see
-engine/layout.py) with the engine's `lines_through` / `points_on_lines`, in a few
-nanoseconds; only the values that could score on a cell at all
-(`engine.kernels.scoring_candidates`) are scored.
+engine/layout.py) with the engine's `lines_through` / `placement_points`, in a few
+nanoseconds; only the values that could score on a cell at all (`sum_candidates` and
+`run_set_candidates`) are scored, and only those that could make a run or a set read
+the board.
 
 Rollout policies (`rollout`): ``epsilon`` is the probability of a uniformly random
 placement, otherwise the placement scoring the most minutes now (ties broken uniformly
@@ -21,8 +22,8 @@ from engine import rules
 from engine.determinize import _unseen_counts
 from engine.kernels import (
     FITS_MASK, POPCOUNT, copy_state, kernel, lines_through, lowest_bit_index, open_cells,
-    pass_turn, place, points_on_lines, random_placement, random_playout, rng_below, rng_next,
-    scoring_candidates, without_lowest_bit,
+    pass_turn, place, placement_points, random_placement, random_playout, rng_below, rng_next,
+    run_set_candidates, sum_candidates, without_lowest_bit,
 )
 from engine.layout import (
     CAP, CELL_OF_PAD, CURRENT, HAND, HAND_MASK, LEN_SHIFT, ON_BOARD, OVER,
@@ -51,10 +52,12 @@ def _cell_best(grid, p, values):
     if fits == 0:
         return best
     r0, r1, r2, r3 = lines_through(grid, p)
+    run_set = run_set_candidates(grid, p, r0, r1, r2, r3)
+    fits &= sum_candidates(r0, r1, r2, r3) | run_set  # the others score 0
     while fits:
         v = lowest_bit_index(fits)
         fits = without_lowest_bit(fits)
-        pts = points_on_lines(grid, p, v, r0, r1, r2, r3)
+        pts = placement_points(grid, p, v, r0, r1, r2, r3, run_set)
         if pts > best:
             best = pts
     return best
@@ -67,7 +70,8 @@ def greedy_scoring_placement(grid, info, rng):
     random; cell -1 when no placement scores (then all placements tie: the greedy move
     is a uniformly random one, see `greedy_placement`). Returns (rng, padded cell, value).
 
-    Only the values that could score on a cell are scored (`scoring_candidates`)."""
+    Only the values that could score on a cell are scored (`sum_candidates` and
+    `run_set_candidates`)."""
     mask = info[HAND_MASK + info[CURRENT]]
     cells = open_cells(info)
     best = 0
@@ -81,11 +85,12 @@ def greedy_scoring_placement(grid, info, rng):
         if fits == 0:
             continue
         r0, r1, r2, r3 = lines_through(grid, p)
-        fits &= scoring_candidates(grid, p, r0, r1, r2, r3)
+        run_set = run_set_candidates(grid, p, r0, r1, r2, r3)
+        fits &= sum_candidates(r0, r1, r2, r3) | run_set
         while fits:
             v = lowest_bit_index(fits)
             fits = without_lowest_bit(fits)
-            pts = points_on_lines(grid, p, v, r0, r1, r2, r3)
+            pts = placement_points(grid, p, v, r0, r1, r2, r3, run_set)
             if pts > best:
                 best = pts
                 best_p = p
@@ -158,11 +163,12 @@ def safe_greedy_placement(grid, info, rng):
         if fits == 0:
             continue
         r0, r1, r2, r3 = lines_through(grid, p)
-        scoring = fits & scoring_candidates(grid, p, r0, r1, r2, r3)
+        run_set = run_set_candidates(grid, p, r0, r1, r2, r3)
+        scoring = fits & (sum_candidates(r0, r1, r2, r3) | run_set)
         while scoring:
             v = lowest_bit_index(scoring)
             scoring = without_lowest_bit(scoring)
-            pts = points_on_lines(grid, p, v, r0, r1, r2, r3)
+            pts = placement_points(grid, p, v, r0, r1, r2, r3, run_set)
             if pts > best:
                 best = pts
                 best_p = p
@@ -280,11 +286,12 @@ def _ranking(grid, info, scratch_grid, scratch_info, scratch, actions, keys, bes
                 continue
             best = max(best, 0)
             r0, r1, r2, r3 = lines_through(grid, p)
-            fits &= scoring_candidates(grid, p, r0, r1, r2, r3)
+            run_set = run_set_candidates(grid, p, r0, r1, r2, r3)
+            fits &= sum_candidates(r0, r1, r2, r3) | run_set
             while fits:
                 v = lowest_bit_index(fits)
                 fits = without_lowest_bit(fits)
-                best = max(best, points_on_lines(grid, p, v, r0, r1, r2, r3))
+                best = max(best, placement_points(grid, p, v, r0, r1, r2, r3, run_set))
     # values the others may hold: those the mover has not seen
     counts = scratch[96:107]
     _unseen_counts(grid, info, seat, counts)
@@ -309,10 +316,11 @@ def _ranking(grid, info, scratch_grid, scratch_info, scratch, actions, keys, bes
         if fits == 0:
             continue
         r0, r1, r2, r3 = lines_through(grid, p)
+        run_set = run_set_candidates(grid, p, r0, r1, r2, r3)
         while fits:
             v = lowest_bit_index(fits)
             fits = without_lowest_bit(fits)
-            pts = points_on_lines(grid, p, v, r0, r1, r2, r3)
+            pts = placement_points(grid, p, v, r0, r1, r2, r3, run_set)
             if best_only and pts != best:
                 continue
             t = _threat_after(grid, info, p, v, threat, open_now, unseen, scratch_grid, scratch_info)

@@ -490,6 +490,17 @@ def scoring_candidates(grid, p, r0, r1, r2, r3):
     return sum_candidates(r0, r1, r2, r3) | run_set_candidates(grid, p, r0, r1, r2, r3)
 
 
+@njit(inline="always", cache=True)
+def placement_points(grid, p, v, r0, r1, r2, r3, run_set):
+    """Minutes of placing v on the open cell p without placing it, given its lines
+    (`lines_through`) and ``run_set = run_set_candidates(grid, p, r0, r1, r2, r3)``: a
+    value outside run_set makes no run or set, so its minutes follow from the four lines
+    alone (`points_from_sums`, no board reads); the others are scored on the board."""
+    if (run_set >> v) & 1:
+        return points_on_lines(grid, p, v, r0, r1, r2, r3)
+    return points_from_sums(p, v, r0, r1, r2, r3)
+
+
 # --- whole moves ----------------------------------------------------------------------------
 @njit(inline="always", cache=True)
 def open_cells_with_capacity(info, c):
