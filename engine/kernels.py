@@ -635,8 +635,9 @@ def legal_placements(grid, info, out):
 
 @kernel
 def legal_mask(grid, info, mask):
-    """Fill a mask over all action ids (placements, pass, and team shows): bool, or the
-    vector env's int8 0/1 mask."""
+    """Fill a mask over all action ids (placements, pass, and team shows), bool or int8
+    0/1. The envs mark the same entries with the same helpers inside their observation
+    encoder (`env.observation._encode_mover`)."""
     mask[:] = False
     if info[OVER] == 1:
         return
