@@ -211,17 +211,12 @@ def _encode_and_mask(grid, info, seat, out, mask, with_mask):
             any_placement |= fits
         if fits:  # score only the values that can score; the rest stay 0
             r0, r1, r2, r3 = kernels.lines_through(grid, p)
-            runs = fits & kernels.run_set_candidates(grid, p, r0, r1, r2, r3)
-            sums = fits & kernels.sum_candidates(r0, r1, r2, r3) & ~runs
-            while sums:  # the common case: no run or set possible, no board reads
-                v = kernels.lowest_bit_index(sums)
-                sums = kernels.without_lowest_bit(sums)
-                points = kernels.points_from_sums(p, v, r0, r1, r2, r3)
-                out[(P_POINTS + v - 1) * CELLS + c] = points / POINTS_SCALE
-            while runs:
-                v = kernels.lowest_bit_index(runs)
-                runs = kernels.without_lowest_bit(runs)
-                points = kernels.points_on_lines(grid, p, v, r0, r1, r2, r3)
+            run_set = kernels.run_set_candidates(grid, p, r0, r1, r2, r3)
+            scoring = fits & (kernels.sum_candidates(r0, r1, r2, r3) | run_set)
+            while scoring:
+                v = kernels.lowest_bit_index(scoring)
+                scoring = kernels.without_lowest_bit(scoring)
+                points = kernels.placement_points(grid, p, v, r0, r1, r2, r3, run_set)
                 out[(P_POINTS + v - 1) * CELLS + c] = points / POINTS_SCALE
     filled = occupied | timeout
     for c in range(CELLS):
