@@ -138,6 +138,23 @@ def test_masking_never_lets_an_illegal_action_through():
     assert mask[torch.arange(64), logits.argmax(1)].all()
 
 
+REPO = Path(train.__file__).parent
+
+
+@pytest.mark.parametrize("path", sorted(p.name for p in (REPO / "configs").glob("*.yaml")
+                                        if not p.name.startswith("eval_")))
+def test_shipped_training_configs_are_valid(path):
+    cfg = load_config(REPO / "configs" / path)
+    assert cfg.name == Path(path).stem  # runs/<name>/ is named after its file
+
+
+@pytest.mark.parametrize("path", sorted(p.name for p in (REPO / "models").glob("*.pt")))
+def test_shipped_networks_load_and_play_legal_moves(path):
+    agent = agents.make(f"checkpoint:{REPO / 'models' / path}", seed=0)
+    record = play_game([agent, agents.make("random", seed=1)], random_deal(5))
+    assert record.forfeit is None and len(record.actions) > 10, record.error
+
+
 def test_cli_help():
     out = subprocess.run([sys.executable, "train.py", "--help"], capture_output=True, text=True,
                          cwd=Path(train.__file__).parent)
