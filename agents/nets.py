@@ -5,15 +5,22 @@ joined into a policy head (logits over every action id, illegal ones masked out)
 value head. The value head predicts every seat's final reward, seat-rotated like the
 observation (slot 0 = the seat to move), in [-1, 1]: one output per seat works for 2,
 3 and 4 players and for teams alike.
+
+A network may also carry a fast `Evaluator` (``NetConfig.evaluator_hidden``): a tiny
+MLP over full-state features that network-guided ISMCTS runs in numba at its cut
+rollouts, thousands of times a move, where the CNN could be called once.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
+
+from . import value_kernels
 
 from engine import rules
 from env.observation import NUM_PLANES, NUM_VECTOR_FEATURES, OBS_SIZE, P_POINTS, PLANES_SIZE
@@ -39,6 +46,9 @@ class NetConfig:
     # it leaves open to tiles the mover has not seen, / 100) from its logit. A network
     # with this on must be given those features beside the observation.
     exposure_skip: float = 0.0  # initial gain; 0 = not used
+    # Width of the fast evaluator's two hidden layers (`Evaluator`, scored in numba by
+    # `agents.value_kernels` at the cut rollouts of network-guided ISMCTS); 0 = none.
+    evaluator_hidden: int = 0
 
 
 class ResidualBlock(nn.Module):
@@ -53,6 +63,38 @@ class ResidualBlock(nn.Module):
         y = F.relu(self.bn1(self.conv1(x)))
         y = self.bn2(self.conv2(y))
         return F.relu(x + y)
+
+
+class Evaluator(nn.Module):
+    """The fast evaluator: an MLP from the mover's `agents.value_kernels` features to one
+    output per seat slot, centred into zero-sum values the way
+    `agents.value_kernels.evaluate_position` centres them (that kernel runs it in search;
+    this module trains it and hands it the weights through `packed`)."""
+
+    def __init__(self, hidden: int):
+        super().__init__()
+        self.layers = nn.Sequential(nn.Linear(value_kernels.NUM_FEATURES, hidden), nn.ReLU(),
+                                    nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, 4))
+
+    def forward(self, features: torch.Tensor, num_players: int, team: bool) -> torch.Tensor:
+        """Seat-slot values (B, 4) of the mover-perspective features (B, NUM_FEATURES)."""
+        out = self.layers(features)
+        if team:
+            lead = 0.5 * ((out[:, 0] + out[:, 2]) - (out[:, 1] + out[:, 3]))
+            return torch.stack([lead, -lead, lead, -lead], dim=1)
+        n = num_players
+        centred = (n * out[:, :n] - out[:, :n].sum(dim=1, keepdim=True)) / (n - 1)
+        return F.pad(centred, (0, 4 - n))
+
+    def packed(self) -> "np.ndarray":
+        """The weights as the flat float64 array `agents.value_kernels` reads."""
+        first, second, third = (m for m in self.layers if isinstance(m, nn.Linear))
+
+        def t(x):
+            return x.detach().cpu().double().numpy()
+
+        return value_kernels.pack_mlp(t(first.weight).T, t(first.bias), t(second.weight).T, t(second.bias),
+                                      t(third.weight).T, t(third.bias))
 
 
 class PolicyValueNet(nn.Module):
@@ -82,6 +124,8 @@ class PolicyValueNet(nn.Module):
                                         nn.Linear(c.head_hidden, c.num_actions - rules.NUM_PLACEMENT_ACTIONS))
         self.value = nn.Sequential(nn.Linear(summary, c.head_hidden), nn.ReLU(),
                                    nn.Linear(c.head_hidden, c.value_outputs), nn.Tanh())
+        # not used by forward(): trained on its own and read by search (see Evaluator)
+        self.evaluator = Evaluator(c.evaluator_hidden) if c.evaluator_hidden else None
 
     @property
     def needs_exposure(self) -> bool:

@@ -62,6 +62,7 @@ from engine.determinize import sample_world
 from . import search_kernels as sk
 from .base import Agent, register
 from .policy_kernels import epsilon_threshold, greedy_ranking
+from .value_kernels import NO_EVALUATOR, NUM_FEATURES
 
 ROLLOUTS = ("random", "greedy", "epsilon")
 EXPANSIONS = ("greedy", "policy", "random")
@@ -105,7 +106,7 @@ class MCTSAgent(Agent):
 
     def __init__(self, iterations: int = 1000, time: float | None = None, c: float = 0.5,
                  rollout: str = "epsilon", epsilon: float = 0.1, safe: bool = True, depth: int = 4,
-                 margin: float = 0.5, expand: str = "greedy", expand_after: int = 40,
+                 margin: float = sk.MARGIN, expand: str = "greedy", expand_after: int = 40,
                  widen: float = 0.5) -> None:
         super().__init__()
         self.iterations = _positive_int("iterations", iterations)
@@ -135,6 +136,10 @@ class MCTSAgent(Agent):
         self._rank_grid = np.zeros((layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16)
         self._rank_info = np.zeros(layout.INFO_LEN, dtype=np.int64)
         self._rank_scratch = np.zeros(128, dtype=np.int64)
+        self._value_net = NO_EVALUATOR  # a learned evaluator of cut rollouts (network-guided search)
+        self._value_features = np.zeros(NUM_FEATURES, dtype=np.float64)
+        self._value_hidden = np.zeros((3, 1), dtype=np.float64)
+        self._value_best = np.zeros(4, dtype=np.int64)
         self.last_iterations = 0  # simulations run for the last move (for benchmarks)
         self._act_started = 0.0
 
@@ -162,6 +167,13 @@ class MCTSAgent(Agent):
             per = max(now - start, 1e-7) / chunk
             chunk = int(max(1, min(4 * chunk, left / 4 / per)))
 
+    def use_evaluator(self, packed: np.ndarray) -> None:
+        """Score rollouts cut before the game's end with a packed `agents.value_kernels`
+        MLP instead of as if the game had ended there."""
+        self._value_net = np.ascontiguousarray(packed, dtype=np.float64)
+        width = int(max(packed[1], packed[2], packed[3])) if len(packed) else 1
+        self._value_hidden = np.zeros((3, width), dtype=np.float64)
+
     def _grow(self, capacity):
         nodes, values, meta = self._tree
         new = sk.new_tree(capacity)
@@ -177,7 +189,8 @@ class MCTSAgent(Agent):
                          self.expand != "random", self.expand_after, self.widen,
                          self._order, self._order_len, self._prior, self._prior_weight, np.uint64(rng),
                          nodes, values, meta, self._sim_grid,
-                         self._sim_info, self._scratch, self._reward, _LOGS)
+                         self._sim_info, self._scratch, self._reward, _LOGS, self._value_net,
+                         self._value_features, self._value_hidden, self._value_best)
 
     def _root_stats(self, seat):
         """(actions, visits, summed value for `seat`) of the root's children."""

@@ -65,6 +65,7 @@ from engine.layout import (
 )
 
 from .policy_kernels import rollout, safe_values
+from .value_kernels import evaluate_position
 
 ACTION, PARENT, FIRST_CHILD, NEXT_SIBLING, VISITS, AVAIL = range(6)
 NODE_FIELDS = 6
@@ -73,6 +74,7 @@ META_LEN = 2
 ROOT = 0
 NO_NODE = -1
 MARGIN_SCALE = 100.0  # minutes; the margin term is margin * tanh(lead / MARGIN_SCALE)
+MARGIN = 0.5  # the search agents' default margin weight (the fast evaluator learns rewards with it)
 
 # int64 scratch layout: unseen counts and tiles, the child bitmask, the untried list
 _COUNTS = 0
@@ -197,7 +199,7 @@ def evaluate(info, out, margin):
 @kernel
 def search(root_grid, root_info, observer, iterations, c, epsilon, safe, max_placements, margin, greedy_expand,
            expand_after, widen, root_order, root_order_len, root_prior, prior_weight, rng, nodes, values, meta,
-           sim_grid, sim_info, scratch, reward, logs):
+           sim_grid, sim_info, scratch, reward, logs, value_net, value_features, value_hidden, value_best):
     """Run `iterations` MCTS iterations on the tree (see the module doc).
 
     observer: the seat whose information set is searched (ISMCTS: a fresh world per
@@ -205,7 +207,9 @@ def search(root_grid, root_info, observer, iterations, c, epsilon, safe, max_pla
     and prior_weight: the progressive bias of the root's children, see the module doc
     (prior_weight 0: none). epsilon: the rollout policy's
     random-move probability out of 2**32. logs: `log_table()`. scratch: int64 of
-    SCRATCH_LEN; reward: float64 (4,). Returns the advanced rng (uint64)."""
+    SCRATCH_LEN; reward: float64 (4,). value_net: a packed `agents.value_kernels` MLP that
+    scores rollouts cut before the end (empty: score them as ended games), with its
+    scratch value_features, value_hidden and value_best. Returns the advanced rng (uint64)."""
     num_players = root_info[NUM_PLAYERS]
     capacity = nodes.shape[0]
     child_mask = scratch[_CHILD_MASK:_CHILD_MASK + 8]
@@ -267,7 +271,10 @@ def search(root_grid, root_info, observer, iterations, c, epsilon, safe, max_pla
             _apply(sim_grid, sim_info, nodes[best, ACTION])
             node = best
         rng, _ = rollout(sim_grid, sim_info, rng, epsilon, safe, max_placements)
-        evaluate(sim_info, reward, margin)
+        if sim_info[OVER] == 0 and value_net.shape[0] > 0:
+            evaluate_position(sim_grid, sim_info, value_net, value_features, value_hidden, value_best, reward)
+        else:
+            evaluate(sim_info, reward, margin)
         while node != NO_NODE:
             nodes[node, VISITS] += 1
             for s in range(num_players):

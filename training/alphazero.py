@@ -9,6 +9,12 @@ mover's observation and mask, the visit distribution (policy target) and every s
 final reward, rotated so slot 0 is the mover (value target; optionally blended with the
 score margin). Examples go to a replay buffer; each iteration then takes
 `train_steps_per_iteration` minibatch steps on cross-entropy + value MSE.
+
+With ``net.evaluator_hidden`` > 0 the network also carries a fast evaluator
+(`agents.nets.Evaluator`), fitted on its own (`fit_evaluator`: after the warm start's
+fitting, and `evaluator_steps_per_iteration` steps after each iteration) to predict the
+final search reward of every position in the buffer from the full state's features;
+`alphazero:PATH,leaf=rollout` scores its cut rollouts with it.
 """
 
 from __future__ import annotations
@@ -18,10 +24,11 @@ import torch
 from torch.nn import functional as F
 from tqdm import tqdm
 
-from agents import features
+from agents import features, value_kernels
 from agents.alphazero import BatchedSearch
 from agents.neural import NetPolicy
 from agents.nets import PolicyValueNet
+from agents.search_kernels import MARGIN, evaluate as search_reward
 from engine import layout, rules
 from engine.batch import batch_legal_mask, batch_reset, batch_step
 from env.observation import OBS_SIZE, encode_batch
@@ -30,44 +37,61 @@ from .config import TrainConfig
 
 
 class ReplayBuffer:
-    """A ring buffer of training examples (observations and policy targets stored as float16)."""
+    """A ring buffer of training examples (observations and policy targets stored as float16).
+
+    Per position: the mover's observation, legal mask, policy target, value target
+    (rotated, slot 0 = mover), exposure features (`agents.features`), and for the fast
+    evaluator the mover's full-state features (`agents.value_kernels`) with every slot's
+    final search reward (`agents.search_kernels.evaluate` of the final position)."""
+
+    FIELDS = ("obs", "mask", "policy", "value", "exposure", "state_features", "search_value")
 
     def __init__(self, capacity: int, num_actions: int):
         self.obs = np.zeros((capacity, OBS_SIZE), dtype=np.float16)
         self.mask = np.zeros((capacity, num_actions), dtype=np.bool_)
         self.policy = np.zeros((capacity, num_actions), dtype=np.float16)
         self.value = np.zeros((capacity, 4), dtype=np.float32)
-        self.exposure = np.zeros((capacity, features.NUM_FEATURES), dtype=np.float16)  # agents.features
+        self.exposure = np.zeros((capacity, features.NUM_FEATURES), dtype=np.float16)
+        self.state_features = np.zeros((capacity, value_kernels.NUM_FEATURES), dtype=np.float16)
+        self.search_value = np.zeros((capacity, 4), dtype=np.float32)
         self.size = 0
         self.next = 0
 
-    def add(self, obs, mask, policy, value, exposure) -> None:
-        """Append rows (arrays or lists of rows); the oldest rows make way when full."""
-        obs, mask, policy, value, exposure = (np.asarray(x) for x in (obs, mask, policy, value, exposure))
+    def add(self, **rows) -> None:
+        """Append rows of every field (arrays or lists of rows, as keyword arguments named
+        as `FIELDS`); the oldest rows make way when full."""
+        if set(rows) != set(self.FIELDS):
+            raise ValueError(f"ReplayBuffer.add needs exactly the fields {self.FIELDS}, got {sorted(rows)}")
+        rows = {k: np.asarray(v) for k, v in rows.items()}
+        count = len(rows["obs"])
         capacity = len(self.obs)
-        if len(obs) > capacity:  # only the newest `capacity` rows would survive
-            obs, mask, policy, value, exposure = (x[-capacity:] for x in (obs, mask, policy, value, exposure))
-        idx = (self.next + np.arange(len(obs))) % capacity
-        self.obs[idx], self.policy[idx], self.value[idx], self.exposure[idx] = obs, policy, value, exposure
-        self.mask[idx] = mask
-        self.next = int((self.next + len(obs)) % capacity)
-        self.size = min(self.size + len(obs), capacity)
+        if count > capacity:  # only the newest `capacity` rows would survive
+            rows = {k: v[-capacity:] for k, v in rows.items()}
+            count = capacity
+        idx = (self.next + np.arange(count)) % capacity
+        for name, values in rows.items():
+            getattr(self, name)[idx] = values
+        self.next = int((self.next + count) % capacity)
+        self.size = min(self.size + count, capacity)
 
     def sample(self, batch: int, rng: np.random.Generator):
         idx = rng.integers(0, self.size, size=batch)
         return (self.obs[idx].astype(np.float32), self.mask[idx], self.policy[idx].astype(np.float32),
                 self.value[idx], self.exposure[idx].astype(np.float32))
 
+    def sample_evaluator(self, batch: int, rng: np.random.Generator):
+        """(state_features, search_value) of `batch` random positions."""
+        idx = rng.integers(0, self.size, size=batch)
+        return self.state_features[idx].astype(np.float32), self.search_value[idx]
+
     def state_dict(self) -> dict:
         n = self.size
-        return {"obs": self.obs[:n].copy(), "mask": self.mask[:n].copy(), "policy": self.policy[:n].copy(),
-                "value": self.value[:n].copy(), "exposure": self.exposure[:n].copy(), "next": self.next}
+        return {**{name: getattr(self, name)[:n].copy() for name in self.FIELDS}, "next": self.next}
 
     def load_state_dict(self, state: dict) -> None:
         n = len(state["obs"])
-        self.obs[:n], self.mask[:n], self.policy[:n], self.value[:n] = (state["obs"], state["mask"],
-                                                                        state["policy"], state["value"])
-        self.exposure[:n] = state.get("exposure", 0.0)  # absent in checkpoints from before the feature
+        for name in self.FIELDS:
+            getattr(self, name)[:n] = state.get(name, 0.0)  # a field newer than the checkpoint: zeros
         self.size, self.next = n, state["next"]
 
 
@@ -81,8 +105,13 @@ class AlphaZeroTrainer:
         self.num_actions = rules.NUM_TEAM_ACTIONS if cfg.team else rules.NUM_ACTIONS
         cfg.net.num_actions = self.num_actions
         self.net = PolicyValueNet(cfg.net).to(device)
-        self.optimizer = torch.optim.AdamW(self.net.parameters(), lr=self.ac.learning_rate,
-                                           weight_decay=self.ac.weight_decay)
+        # the fast evaluator learns on its own schedule (`fit_evaluator`), not in `train`
+        tower = [p for name, p in self.net.named_parameters() if not name.startswith("evaluator.")]
+        self.optimizer = torch.optim.AdamW(tower, lr=self.ac.learning_rate, weight_decay=self.ac.weight_decay)
+        self.evaluator_optimizer = None
+        if self.net.evaluator is not None:
+            self.evaluator_optimizer = torch.optim.Adam(self.net.evaluator.parameters(),
+                                                        lr=self.ac.evaluator_learning_rate)
         self.buffer = ReplayBuffer(self.ac.replay_size, self.num_actions)
         self.iteration = 0
         self.games = 0
@@ -105,6 +134,7 @@ class AlphaZeroTrainer:
         moves_made = np.zeros((b, 4), dtype=np.int64)
         obs = np.zeros((b, OBS_SIZE), dtype=np.float32)
         masks = np.zeros((b, self.num_actions), dtype=np.bool_)
+        state_features = np.zeros((b, value_kernels.NUM_FEATURES), dtype=np.float32)
         self.net.eval()
         while True:
             active = info[:, layout.OVER] == 0
@@ -116,6 +146,7 @@ class AlphaZeroTrainer:
             encode_batch(grid, info, movers, obs)
             batch_legal_mask(grid, info, masks)
             exposure = features.exposure(grid, info, np.flatnonzero(active))
+            value_kernels.batch_mover_features(grid, info, state_features)
             actions = np.zeros(b, dtype=np.int64)
             for g in np.flatnonzero(active):
                 counts = visits[g]
@@ -126,7 +157,8 @@ class AlphaZeroTrainer:
                 else:
                     actions[g] = int(np.argmax(counts))
                 moves_made[g, mover] += 1
-                examples.append((g, mover, obs[g].copy(), masks[g].copy(), target, exposure[g]))
+                examples.append((g, mover, obs[g].copy(), masks[g].copy(), target, exposure[g],
+                                 state_features[g].copy()))
             points = np.zeros(b, dtype=np.int64)
             batch_step(grid, info, np.where(active, actions, rules.PASS_ACTION), points)
         self._add_examples(examples, grid, info)
@@ -136,12 +168,14 @@ class AlphaZeroTrainer:
         return {"selfplay_positions": len(examples), "selfplay_mean_minutes": float(scores.mean())}
 
     def _add_examples(self, examples: list, grid: np.ndarray, info: np.ndarray) -> None:
-        """Add (game, mover, obs, mask, policy target, exposure) examples of the finished
-        games `info` to the replay buffer, with their value targets."""
+        """Add (game, mover, obs, mask, policy target, exposure, state features) examples
+        of the finished games `info` to the replay buffer, with their value targets."""
         game = np.array([e[0] for e in examples], dtype=np.int64)
         mover = np.array([e[1] for e in examples], dtype=np.int64)
-        self.buffer.add([e[2] for e in examples], [e[3] for e in examples], [e[4] for e in examples],
-                        self._value_targets(info, game, mover), [e[5] for e in examples])
+        self.buffer.add(obs=[e[2] for e in examples], mask=[e[3] for e in examples],
+                        policy=[e[4] for e in examples], value=self._value_targets(info, game, mover),
+                        exposure=[e[5] for e in examples], state_features=[e[6] for e in examples],
+                        search_value=self._search_value_targets(info, game, mover))
 
     def _value_targets(self, final_info: np.ndarray, game: np.ndarray, mover: np.ndarray) -> np.ndarray:
         """Every seat's final reward, rotated so slot 0 is the mover, blended with the
@@ -159,6 +193,19 @@ class AlphaZeroTrainer:
         seats = (mover[:, None] + np.arange(n)[None, :]) % n
         values = np.zeros((len(game), 4), dtype=np.float32)
         values[:, :n] = (1 - w) * rewards[game[:, None], seats] + w * margins[game[:, None], seats]
+        return values
+
+    def _search_value_targets(self, final_info: np.ndarray, game: np.ndarray, mover: np.ndarray) -> np.ndarray:
+        """The fast evaluator's targets: every seat's search reward of the final position
+        (`agents.search_kernels.evaluate` with ISMCTS's default margin), rotated so slot 0
+        is the mover."""
+        n = self.cfg.num_players
+        finals = np.zeros((len(final_info), 4))
+        for g in range(len(final_info)):
+            search_reward(final_info[g], finals[g], MARGIN)
+        seats = (mover[:, None] + np.arange(n)[None, :]) % n
+        values = np.zeros((len(game), 4), dtype=np.float32)
+        values[:, :n] = finals[game[:, None], seats]
         return values
 
     # --- learning ------------------------------------------------------------------------
@@ -192,6 +239,31 @@ class AlphaZeroTrainer:
             stats["value_loss"].append(value_loss.item())
         return {k: float(np.mean(v)) for k, v in stats.items()}
 
+    def fit_evaluator(self, steps: int, progress: str | None = None, anneal: bool = False) -> dict:
+        """Minibatch steps of the fast evaluator (MSE to the search-reward targets), with
+        `anneal` on a cosine schedule from evaluator_learning_rate to 0; {} when the
+        network has none."""
+        if self.net.evaluator is None or steps == 0 or self.buffer.size == 0:
+            return {}
+        evaluator = self.net.evaluator.train()
+        lr = self.ac.evaluator_learning_rate
+        n, team = self.cfg.num_players, self.cfg.team
+        losses = []
+        for step in tqdm(range(steps), desc=progress, unit="step", disable=progress is None, leave=False):
+            for group in self.evaluator_optimizer.param_groups:
+                group["lr"] = lr * 0.5 * (1 + np.cos(np.pi * step / steps)) if anneal else lr
+            x, target = self.buffer.sample_evaluator(self.ac.evaluator_batch_size, self.rng)
+            values = evaluator(torch.as_tensor(x, device=self.device), n, team)
+            loss = F.mse_loss(values[:, :n], torch.as_tensor(target[:, :n], device=self.device))
+            self.evaluator_optimizer.zero_grad()
+            loss.backward()
+            self.evaluator_optimizer.step()
+            losses.append(loss.item())
+        for group in self.evaluator_optimizer.param_groups:
+            group["lr"] = lr
+        evaluator.eval()
+        return {"evaluator_loss": float(np.mean(losses[-max(1, steps // 10):]))}  # the last tenth
+
     # --- optional warm start: imitate a teacher ----------------------------------------
     def imitation_warm_start(self) -> dict:
         """Fill the replay buffer with `pretrain_games` games of the teacher playing
@@ -217,8 +289,10 @@ class AlphaZeroTrainer:
             mask[:, :data.mask.shape[1]] = data.mask[:, :width]
             sharp = data.policy.astype(np.float64) ** self.ac.pretrain_target_power
             policy[:, :data.policy.shape[1]] = (sharp / sharp.sum(axis=1, keepdims=True))[:, :width]
-            self.buffer.add(data.obs, mask, policy, self._value_targets(data.final_info, data.game, data.mover),
-                            data.exposure)
+            self.buffer.add(obs=data.obs, mask=mask, policy=policy,
+                            value=self._value_targets(data.final_info, data.game, data.mover),
+                            exposure=data.exposure, state_features=data.state_features,
+                            search_value=self._search_value_targets(data.final_info, data.game, data.mover))
             self.positions += len(data.obs)
         self.games += self.ac.pretrain_games
         # one cycle: warm up to pretrain_learning_rate, anneal to ~0, then self-play
@@ -228,6 +302,8 @@ class AlphaZeroTrainer:
         stats = self.train(self.ac.pretrain_steps, progress="fitting the teacher's moves", schedule=schedule)
         for group in self.optimizer.param_groups:
             group["lr"], group["betas"] = self.ac.learning_rate, (0.9, 0.999)
+        stats.update(self.fit_evaluator(self.ac.pretrain_evaluator_steps, progress="fitting the evaluator",
+                                        anneal=True))
         return {f"pretrain_{k}": v for k, v in stats.items()}
 
     def _greedy_games(self, games: int) -> None:
@@ -240,6 +316,7 @@ class AlphaZeroTrainer:
         batch_reset(grid, info, self.rng.integers(0, 2**62, size=games), n, int(self.cfg.team))
         obs = np.zeros((games, OBS_SIZE), dtype=np.float32)
         masks = np.zeros((games, self.num_actions), dtype=np.bool_)
+        state_features = np.zeros((games, value_kernels.NUM_FEATURES), dtype=np.float32)
         actions = np.zeros(games, dtype=np.int64)
         points = np.zeros(games, dtype=np.int64)
         examples = []
@@ -250,10 +327,12 @@ class AlphaZeroTrainer:
             batch_legal_mask(grid, info, masks)
             batch_greedy_actions(grid, info, active, actions)
             exposure = features.exposure(grid, info, np.flatnonzero(active))
+            value_kernels.batch_mover_features(grid, info, state_features)
             for g in np.flatnonzero(active):
                 target = np.zeros(self.num_actions, dtype=np.float32)
                 target[actions[g]] = 1.0
-                examples.append((g, movers[g], obs[g].copy(), masks[g].copy(), target, exposure[g]))
+                examples.append((g, movers[g], obs[g].copy(), masks[g].copy(), target, exposure[g],
+                                 state_features[g].copy()))
             batch_step(grid, info, np.where(active, actions, rules.PASS_ACTION), points)
         self._add_examples(examples, grid, info)
         self.positions += len(examples)
@@ -266,18 +345,26 @@ class AlphaZeroTrainer:
         metrics = self.self_play()
         metrics.update(warm)
         metrics.update(self.train())
+        metrics.update(self.fit_evaluator(self.ac.evaluator_steps_per_iteration))
         self.iteration += 1
         metrics.update({"games": self.games, "positions": self.positions, "replay_size": self.buffer.size})
         return metrics
 
     # --- checkpoints ------------------------------------------------------------------------
     def state_dict(self) -> dict:
-        return {"optimizer": self.optimizer.state_dict(), "iteration": self.iteration, "games": self.games,
+        return {"optimizer": self.optimizer.state_dict(),
+                "evaluator_optimizer": None if self.evaluator_optimizer is None else
+                self.evaluator_optimizer.state_dict(),
+                "iteration": self.iteration, "games": self.games,
                 "positions": self.positions, "rng": self.rng.bit_generator.state,
                 "torch_rng": torch.get_rng_state(), "buffer": self.buffer.state_dict()}
 
     def load_state_dict(self, state: dict) -> None:
         self.optimizer.load_state_dict(state["optimizer"])
+        if (self.evaluator_optimizer is None) != (state.get("evaluator_optimizer") is None):
+            raise ValueError("the checkpoint's fast evaluator does not match net.evaluator_hidden")
+        if self.evaluator_optimizer is not None:
+            self.evaluator_optimizer.load_state_dict(state["evaluator_optimizer"])
         self.iteration, self.games, self.positions = state["iteration"], state["games"], state["positions"]
         self.rng.bit_generator.state = state["rng"]
         torch.set_rng_state(state["torch_rng"])

@@ -62,6 +62,12 @@ class AlphaZeroConfig:
     # progressively widened search spread over the moves expanded first; power > 1
     # sharpens them toward the moves the search prefers (3 beat 1 against greedy here)
     pretrain_target_power: float = 1.0
+    # the fast evaluator (net.evaluator_hidden > 0; ignored without one): Adam steps on
+    # the replay buffer after the warm start's fitting, and after every iteration
+    pretrain_evaluator_steps: int = 5000
+    evaluator_steps_per_iteration: int = 100
+    evaluator_batch_size: int = 512
+    evaluator_learning_rate: float = 1e-3
 
 
 @dataclass
@@ -111,6 +117,11 @@ class TrainConfig:
         _check(self.alphazero.pretrain_teacher == "greedy" or self.alphazero.pretrain_teacher.split(":")[0]
                in ("ismcts", "pimc"), "alphazero.pretrain_teacher",
                "must be 'greedy' or an ismcts/pimc agent spec such as 'ismcts:iterations=1000'")
+        for key in ("pretrain_evaluator_steps", "evaluator_steps_per_iteration"):
+            _check(getattr(self.alphazero, key) >= 0, f"alphazero.{key}", "must be >= 0")
+        _check(self.alphazero.evaluator_batch_size >= 1, "alphazero.evaluator_batch_size", "must be >= 1")
+        _check(0 < self.alphazero.evaluator_learning_rate < 1, "alphazero.evaluator_learning_rate", "must be in (0, 1)")
+        _check(self.net.evaluator_hidden >= 0, "net.evaluator_hidden", "must be >= 0 (0 = no fast evaluator)")
         for key in ("games_per_iteration", "simulations", "batch_size", "train_steps_per_iteration", "replay_size"):
             _check(getattr(self.alphazero, key) >= 1, f"alphazero.{key}", "must be >= 1")
         _check(self.eval.every >= 1 and self.eval.games >= 0, "eval", "every must be >= 1 and games >= 0")

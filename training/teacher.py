@@ -36,6 +36,7 @@ class TeacherGames:
     policy: np.ndarray  # float32 (N, NUM_ACTIONS): root visit distribution
     q: np.ndarray  # float16 (N, NUM_ACTIONS): mean search reward of each root child for the mover (0 if unvisited)
     exposure: np.ndarray  # float16 (N, 490): `agents.features.exposure` of the position
+    state_features: np.ndarray  # float32 (N, 72): `agents.value_kernels.mover_features` (full state)
     game: np.ndarray  # int64 (N,): index of the game in `final_info`
     mover: np.ndarray  # int64 (N,)
     final_info: np.ndarray  # int64 (games, INFO_LEN): the final state of every game
@@ -47,6 +48,7 @@ class TeacherGames:
             obs=np.concatenate([p.obs for p in parts]), mask=np.concatenate([p.mask for p in parts]),
             policy=np.concatenate([p.policy for p in parts]), q=np.concatenate([p.q for p in parts]),
             exposure=np.concatenate([p.exposure for p in parts]),
+            state_features=np.concatenate([p.state_features for p in parts]),
             game=np.concatenate([p.game + o for p, o in zip(parts, offsets)]),
             mover=np.concatenate([p.mover for p in parts]),
             final_info=np.concatenate([p.final_info for p in parts]))
@@ -56,14 +58,14 @@ def play_chunk(teacher: str, seed: int, games: int, num_players: int, team: bool
     """Play `games` games with `teacher` (an agent spec whose agent has `act_with_visits`,
     e.g. ``ismcts:iterations=1000``) in every seat; seeded, so reproducible."""
     import agents
-    from agents import features
+    from agents import features, value_kernels
     from env.observation import encode
 
     rng = np.random.default_rng(seed)
     seats = [agents.make(teacher, seed=int(rng.integers(2**62))) for _ in range(num_players)]
     if not hasattr(seats[0], "act_with_visits"):
         raise ValueError(f"teacher {teacher!r} is not a search agent with root visit counts (use ismcts or pimc)")
-    obs, mask, policy, q, exposure, game_of, mover_of, finals = [], [], [], [], [], [], [], []
+    obs, mask, policy, q, exposure, state_features, game_of, mover_of, finals = [], [], [], [], [], [], [], [], []
     for g in range(games):
         state = GameState.new(num_players, seed=int(rng.integers(2**62)), team=team)
         for s, agent in enumerate(seats):
@@ -77,12 +79,15 @@ def play_chunk(teacher: str, seed: int, games: int, num_players: int, team: bool
             policy.append((visits / visits.sum()).astype(np.float32))
             q.append((reward_sums / np.maximum(visits, 1)).astype(np.float16))
             exposure.append(features.exposure(*state.arrays).astype(np.float16))
+            state_features.append(value_kernels.mover_features(*state.arrays))
             game_of.append(g)
             mover_of.append(seat)
             state.step(action)
         finals.append(state.arrays[1].copy())
-    return TeacherGames(np.array(obs), np.array(mask), np.array(policy), np.array(q), np.array(exposure), np.array(game_of, dtype=np.int64),
-                        np.array(mover_of, dtype=np.int64), np.array(finals, dtype=np.int64).reshape(-1, layout.INFO_LEN))
+    return TeacherGames(np.array(obs), np.array(mask), np.array(policy), np.array(q), np.array(exposure),
+                        np.array(state_features, dtype=np.float32).reshape(-1, value_kernels.NUM_FEATURES),
+                        np.array(game_of, dtype=np.int64), np.array(mover_of, dtype=np.int64),
+                        np.array(finals, dtype=np.int64).reshape(-1, layout.INFO_LEN))
 
 
 def _play_chunk(args):

@@ -1,0 +1,245 @@
+"""A fast learned evaluator for search: position features and a small MLP, in numba.
+
+ISMCTS cuts its rollouts after a few placements and scores the cut position as if the
+game had ended there (who leads now, plus a margin term). `evaluate_position` replaces
+that guess with a value learned from finished games: every seat's expected final
+*search reward* (the RULES.md reward + ``margin * tanh(lead / 100)``, exactly what
+`agents.search_kernels.evaluate` gives an ended game), predicted from the features
+below of the simulated world's full state. One evaluation costs well under a
+microsecond of features plus a tiny MLP, so the search keeps most of its simulation rate
+(a call of the torch policy network costs about a millisecond).
+
+Features (`mover_features`), seat-rotated from the seat to move (slot 0 = the mover,
+slot k = the seat k places after it):
+
+=========  ==============================================================
+index      meaning
+=========  ==============================================================
+0-3        score of slot k / 100
+4-7        tiles in the hand of slot k / 6
+8-11       the most minutes slot k could score with one placement now / 100
+12-51      tiles of value v in the hand of slot k / 4, at 12 + 10 k + v - 1
+52         (my score - the mean of the others') / 100
+53         tiles left in the bag / 24
+54         turns played / 50
+55-64      open cells on which at most c fits / 10, at 54 + c (c = 1..10)
+65         open cells / 20
+66         Time Out stones / 10
+67         tiles on the board / 49
+68-70      one-hot player count 2, 3, 4
+71         the team variant is on
+=========  ==============================================================
+
+The MLP (`agents.nets.Evaluator`, trained in torch by the AlphaZero trainer) maps the
+mover's features to one output per slot; a slot's value is its output minus the mean of
+the other slots' outputs (team variant: half the difference of the two teams' sums), so
+the values are zero-sum by construction. Its weights travel to numba as one flat
+float64 array (`pack_mlp`); the empty array `NO_EVALUATOR` means "no evaluator".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from engine import kernels, rules
+from engine.kernels import FITS_MASK, lowest_bit_index, open_cells, without_lowest_bit
+from engine.layout import (BAG_POS, CAP, CAP_COUNTS, CURRENT, HAND, HAND_MASK, HAND_SIZE, NUM_PLAYERS,
+                           OCCUPIED, SCORE, TEAM, TIMEOUT, TURN)
+
+NUM_FEATURES = 72
+F_SCORE, F_HAND_SIZE, F_BEST, F_HAND = 0, 4, 8, 12
+F_LEAD, F_BAG, F_TURN, F_CAPACITY, F_OPEN, F_TIMEOUTS, F_TILES, F_PLAYERS, F_TEAM = (
+    52, 53, 54, 54, 65, 66, 67, 68, 71)  # capacity c (1..10) is at F_CAPACITY + c
+
+HEADER = 4  # a packed MLP: [inputs, hidden1, hidden2, outputs, W1, b1, W2, b2, W3, b3]
+_MAX_VALUE = rules.MAX_VALUE
+_NUM_TILES = rules.NUM_TILES
+
+
+@njit(inline="always", cache=True)
+def _best_points(grid, info, best):
+    """best[seat] = the most minutes `seat` could score with one placement now."""
+    n = info[NUM_PLAYERS]
+    held = 0
+    for s in range(n):
+        best[s] = 0
+        held |= info[HAND_MASK + s]
+    cells = open_cells(info)
+    while cells:
+        p = lowest_bit_index(cells)
+        cells = without_lowest_bit(cells)
+        fits = held & FITS_MASK[grid[p, CAP]]
+        if fits == 0:
+            continue
+        r0, r1, r2, r3 = kernels.lines_through(grid, p)
+        run_set = kernels.run_set_candidates(grid, p, r0, r1, r2, r3)
+        scoring = fits & (kernels.sum_candidates(r0, r1, r2, r3) | run_set)
+        while scoring:
+            v = lowest_bit_index(scoring)
+            scoring = without_lowest_bit(scoring)
+            points = kernels.placement_points(grid, p, v, r0, r1, r2, r3, run_set)
+            for s in range(n):
+                if (info[HAND_MASK + s] >> v) & 1 and points > best[s]:
+                    best[s] = points
+
+
+@njit(inline="always", cache=True)
+def _features(grid, info, best, out):
+    """The mover's features (module table) into out, given `_best_points`."""
+    n = info[NUM_PLAYERS]
+    seat = info[CURRENT]
+    for k in range(NUM_FEATURES):
+        out[k] = 0.0
+    total = 0
+    for k in range(n):
+        s = seat + k
+        if s >= n:
+            s -= n
+        total += info[SCORE + s]
+        out[F_SCORE + k] = info[SCORE + s] / 100.0
+        out[F_HAND_SIZE + k] = info[HAND_SIZE + s] / 6.0
+        out[F_BEST + k] = best[s] / 100.0
+        for v in range(1, _MAX_VALUE + 1):
+            out[F_HAND + 10 * k + v - 1] = info[HAND + s * 11 + v] / 4.0
+    mine = info[SCORE + seat]
+    out[F_LEAD] = (mine - (total - mine) / (n - 1)) / 100.0
+    out[F_BAG] = (_NUM_TILES - info[BAG_POS]) / 24.0
+    out[F_TURN] = info[TURN] / 50.0
+    counts = info[CAP_COUNTS]
+    num_open = 0
+    for c in range(1, _MAX_VALUE + 1):
+        k = counts & 63
+        counts >>= kernels.CAP_FIELD_BITS
+        out[F_CAPACITY + c] = k / 10.0
+        num_open += k
+    out[F_OPEN] = num_open / 20.0
+    out[F_TIMEOUTS] = kernels.popcount64(info[TIMEOUT]) / 10.0
+    out[F_TILES] = kernels.popcount64(info[OCCUPIED]) / 49.0
+    out[F_PLAYERS + n - 2] = 1.0
+    out[F_TEAM] = info[TEAM]
+
+
+@kernels.kernel
+def _mover_features_into(grid, info, best, out):
+    _best_points(grid, info, best)
+    _features(grid, info, best, out)
+
+
+def mover_features(grid: np.ndarray, info: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """The features (float32, NUM_FEATURES) of the seat to move in the full state (grid, info)."""
+    features = np.zeros(NUM_FEATURES, dtype=np.float64)
+    _mover_features_into(grid, info, np.zeros(4, dtype=np.int64), features)
+    if out is None:
+        return features.astype(np.float32)
+    out[:] = features
+    return out
+
+
+@njit(cache=True)
+def batch_mover_features(grid, info, out):
+    """out[i] = `mover_features` of game i (grid (N, ...), info (N, ...), out (N, NUM_FEATURES))."""
+    best = np.zeros(4, dtype=np.int64)
+    row = np.zeros(NUM_FEATURES, dtype=np.float64)
+    for i in range(grid.shape[0]):
+        _mover_features_into(grid[i], info[i], best, row)
+        for k in range(NUM_FEATURES):
+            out[i, k] = row[k]
+
+
+@njit(inline="always", cache=True)
+def _forward(net, x, h1, h2, out):
+    """out[k] = output k of the packed MLP (see `pack_mlp`) on the features x; h1, h2
+    are scratch rows of at least the hidden widths."""
+    num_in = np.int64(net[0])
+    n1 = np.int64(net[1])
+    n2 = np.int64(net[2])
+    n3 = np.int64(net[3])
+    w1 = HEADER
+    b1 = w1 + num_in * n1
+    w2 = b1 + n1
+    b2 = w2 + n1 * n2
+    w3 = b2 + n2
+    b3 = w3 + n2 * n3
+    for j in range(n1):
+        h1[j] = net[b1 + j]
+    for i in range(num_in):
+        xi = x[i]
+        if xi != 0.0:  # most features are 0 (empty seats, values not held)
+            row = w1 + i * n1
+            for j in range(n1):
+                h1[j] += xi * net[row + j]
+    for j in range(n2):
+        h2[j] = net[b2 + j]
+    for i in range(n1):
+        hi = h1[i]
+        if hi > 0.0:  # ReLU
+            row = w2 + i * n2
+            for j in range(n2):
+                h2[j] += hi * net[row + j]
+    for k in range(n3):
+        out[k] = net[b3 + k]
+    for i in range(n2):
+        hi = h2[i]
+        if hi > 0.0:
+            row = w3 + i * n3
+            for k in range(n3):
+                out[k] += hi * net[row + k]
+
+
+@njit(inline="always", cache=True)
+def evaluate_position(grid, info, net, features, hidden, best, out):
+    """Every seat's value (out[s], absolute seats) of the world (grid, info) by the packed
+    MLP `net`, read from the mover's features. Scratch: features float64
+    (NUM_FEATURES,), hidden float64 (3, width), best int64 (4,)."""
+    n = info[NUM_PLAYERS]
+    mover = info[CURRENT]
+    _best_points(grid, info, best)
+    _features(grid, info, best, features)
+    slot = hidden[2]
+    _forward(net, features, hidden[0], hidden[1], slot)
+    if info[TEAM] == 1:  # slots 0 and 2 are the mover's team
+        lead = 0.5 * ((slot[0] + slot[2]) - (slot[1] + slot[3]))
+        for k in range(4):
+            s = (mover + k) % 4
+            out[s] = lead if k % 2 == 0 else -lead
+        return
+    total = 0.0
+    for k in range(n):
+        total += slot[k]
+    for k in range(n):  # each slot minus the mean of the others': zero-sum
+        s = mover + k
+        if s >= n:
+            s -= n
+        out[s] = (n * slot[k] - total) / (n - 1)
+
+
+def pack_mlp(w1: np.ndarray, b1: np.ndarray, w2: np.ndarray, b2: np.ndarray, w3: np.ndarray,
+             b3: np.ndarray) -> np.ndarray:
+    """The flat float64 array `evaluate_position` reads: ``[inputs, hidden1, hidden2,
+    outputs, W1, b1, W2, b2, W3, b3]`` with w1 (inputs, hidden1), w2 (hidden1, hidden2),
+    w3 (hidden2, outputs) (torch's Linear weights transposed)."""
+    num_in, n1 = w1.shape
+    n2, n3 = w3.shape
+    if w2.shape != (n1, n2) or b1.shape != (n1,) or b2.shape != (n2,) or b3.shape != (n3,):
+        raise ValueError("inconsistent MLP shapes")
+    return np.concatenate([[num_in, n1, n2, n3], w1.ravel(), b1, w2.ravel(), b2, w3.ravel(), b3]).astype(np.float64)
+
+
+NO_EVALUATOR = np.zeros(0, dtype=np.float64)
+
+
+@kernels.kernel
+def _evaluate_into(grid, info, net, features, hidden, best, out):
+    evaluate_position(grid, info, net, features, hidden, best, out)
+
+
+def evaluate(grid: np.ndarray, info: np.ndarray, net: np.ndarray) -> np.ndarray:
+    """Every seat's value (float64 (4,), absolute seats; 0 beyond the player count) of
+    the full state (grid, info) by the packed MLP `net` (for tests and inspection)."""
+    if len(net) < HEADER:
+        raise ValueError("no evaluator: the packed MLP is empty")
+    width = int(max(net[1], net[2], net[3]))
+    out = np.zeros(4, dtype=np.float64)
+    _evaluate_into(grid, info, net, np.zeros(NUM_FEATURES), np.zeros((3, width)), np.zeros(4, dtype=np.int64), out)
+    return out

@@ -1,0 +1,179 @@
+"""The fast evaluator of network-guided ISMCTS: its features say what the table says,
+numba and torch compute the same values, the values are zero-sum, and the trainer
+fits it, saves it and hands it to the `alphazero` agent."""
+
+import numpy as np
+import pytest
+import torch
+
+import agents
+import train
+from agents import value_kernels as vk
+from agents.nets import Evaluator, NetConfig, PolicyValueNet, load_net, read_checkpoint, save_checkpoint
+from agents.play import play_game
+from agents.search_kernels import MARGIN, evaluate as search_reward
+from engine import GameState, random_deal, rules
+from engine.layout import CURRENT
+from engine.view import PlayerView
+
+MODES = [(2, False), (3, False), (4, False), (4, True)]
+
+
+def _mid_game(num_players, team, seed):
+    state = GameState.new(num_players, seed=seed, team=team)
+    rng = np.random.default_rng(seed)
+    for _ in range(rng.integers(0, 30)):
+        if state.is_over:
+            break
+        legal = state.legal_actions()
+        state.step(legal[rng.integers(len(legal))])
+    return state
+
+
+def _best_points_by_stepping(state, seat):
+    """The most minutes `seat` could score with one placement, by trying each one."""
+    grid, info = state.arrays
+    as_mover = GameState(grid.copy(), info.copy())
+    as_mover.arrays[1][CURRENT] = seat
+    as_mover.arrays[1][9] = 0  # SHOWN_THIS_TURN: irrelevant to placements
+    best = 0
+    for action in as_mover.legal_actions():
+        if action < 490:
+            best = max(best, as_mover.clone().step(action))
+    return best
+
+
+@pytest.mark.parametrize("mode", MODES, ids=["2p", "3p", "4p", "team"])
+def test_features_follow_the_table(mode):
+    num_players, team = mode
+    for seed in range(15):
+        state = _mid_game(num_players, team, seed)
+        f = vk.mover_features(*state.arrays)
+        mover, n = state.current_player, num_players
+        slots = [(mover + k) % n for k in range(n)]
+        assert np.allclose(f[vk.F_SCORE:vk.F_SCORE + n], state.scores[slots] / 100)
+        assert np.allclose(f[vk.F_HAND_SIZE:vk.F_HAND_SIZE + n], state.hand_sizes[slots] / 6)
+        for k, s in enumerate(slots):
+            assert np.allclose(f[vk.F_HAND + 10 * k:vk.F_HAND + 10 * k + 10], state.hands[s] / 4)
+            assert f[vk.F_BEST + k] * 100 == pytest.approx(_best_points_by_stepping(state, s))
+        others = [state.scores[s] for s in slots[1:]]
+        assert f[vk.F_LEAD] == pytest.approx((state.scores[mover] - np.mean(others)) / 100)
+        assert f[vk.F_BAG] * 24 == pytest.approx(state.bag_size)
+        assert f[vk.F_TIMEOUTS] * 10 == pytest.approx(len(state.timeout_cells))
+        assert f[vk.F_TILES] * 49 == pytest.approx((state.board > 0).sum())
+        assert f[vk.F_OPEN] * 20 == pytest.approx(f[vk.F_CAPACITY + 1:vk.F_CAPACITY + 11].sum() * 10)
+        assert f[vk.F_PLAYERS + n - 2] == 1 and f[vk.F_TEAM] == team
+        assert (f[vk.F_SCORE + n:vk.F_SCORE + 4] == 0).all()  # empty slots
+
+
+@pytest.mark.parametrize("mode", MODES, ids=["2p", "3p", "4p", "team"])
+def test_numba_evaluator_equals_torch_and_is_zero_sum(mode):
+    num_players, team = mode
+    torch.manual_seed(0)
+    net = Evaluator(12).double().eval()
+    packed = net.packed()
+    for seed in range(10):
+        state = _mid_game(num_players, team, seed)
+        values = vk.evaluate(*state.arrays, packed)
+        x = torch.as_tensor(vk.mover_features(*state.arrays), dtype=torch.float64)[None]
+        with torch.no_grad():
+            slots = net(x, num_players, team)[0].numpy()
+        mover = state.current_player
+        expected = np.zeros(4)
+        for k in range(num_players):
+            expected[(mover + k) % num_players] = slots[k]
+        assert np.allclose(values, expected, atol=1e-5)
+        assert values[:num_players].sum() == pytest.approx(0.0, abs=1e-9)
+        if team:
+            assert values[0] == values[2] == -values[1] == -values[3]
+
+
+def test_an_empty_evaluator_is_refused():
+    with pytest.raises(ValueError, match="no evaluator"):
+        vk.evaluate(*GameState.new(2, seed=0).arrays, vk.NO_EVALUATOR)
+
+
+def test_search_with_an_evaluator_finds_the_winning_last_move():
+    # Seat 0 holds a 4; only 4 on (3,4) scores (10 + 10 + 4 = 24) and wins: the game ends
+    # in every simulation, so the exact result decides whatever the (random) evaluator says.
+    state = GameState.from_position({(3, 5): 10, (3, 6): 10}, [[4], []], num_players=2, current_player=0)
+    agent = agents.make("ismcts:iterations=200,depth=1", seed=0)
+    torch.manual_seed(1)
+    agent.use_evaluator(Evaluator(8).packed())
+    assert agent.act(None, PlayerView(state, 0)) == rules.action_id(rules.cell_of(3, 4), 4)
+
+
+def test_search_with_an_evaluator_plays_legal_games_in_every_mode():
+    torch.manual_seed(2)
+    packed = Evaluator(8).packed()
+    for num_players, team in MODES:
+        seats = [agents.make("ismcts:iterations=60,depth=1", seed=s) for s in range(num_players)]
+        for agent in seats:
+            agent.use_evaluator(packed)
+        record = play_game(seats, random_deal(num_players), team=team)
+        assert record.forfeit is None, record.error
+
+
+def _tiny_config(tmp_path, **changes):
+    from test_training import write_config  # pytest puts tests/ on sys.path
+
+    return write_config(tmp_path, algorithm="alphazero", **{
+        "net.evaluator_hidden": 8, "alphazero.pretrain_evaluator_steps": 30,
+        "alphazero.evaluator_steps_per_iteration": 5, "alphazero.evaluator_batch_size": 32, **changes})
+
+
+def test_trainer_fits_the_evaluator_and_the_agent_uses_it(tmp_path):
+    cfg = _tiny_config(tmp_path, iterations=1)
+    run = train.main(["--config", str(cfg), "--runs", str(tmp_path / "runs")])
+    net = load_net(run / "best.pt")
+    assert net.evaluator is not None
+    buffer = read_checkpoint(run / "checkpoint.pt")["trainer"]["buffer"]
+    assert np.abs(buffer["state_features"]).sum() > 0 and np.abs(buffer["search_value"]).sum() > 0
+    # every search-value target is the search reward of its game's end: zero-sum per row
+    assert np.allclose(buffer["search_value"][:, :2].sum(axis=1), 0.0, atol=1e-5)
+    with_eval = agents.make(f"alphazero:{run / 'best.pt'},leaf=rollout,iterations=30", seed=0)
+    without = agents.make(f"alphazero:{run / 'best.pt'},leaf=rollout,iterations=30,evaluator=false", seed=0)
+    assert len(with_eval.guided._value_net) > 0 and with_eval.guided.depth == 1
+    assert len(without.guided._value_net) == 0 and without.guided.depth == 4
+    record = play_game([with_eval, agents.make("greedy")], random_deal(3))
+    assert record.forfeit is None and len(record.actions) > 10, record.error
+
+
+def test_resume_keeps_the_evaluator_and_refuses_a_mismatched_one(tmp_path):
+    cfg = _tiny_config(tmp_path, iterations=1)
+    run = train.main(["--config", str(cfg), "--runs", str(tmp_path / "runs")])
+    before = load_net(run / "checkpoint.pt").evaluator.packed()
+    train.main(["--resume", str(run), "--set", "iterations=2"])
+    after = load_net(run / "checkpoint.pt").evaluator.packed()
+    assert before.shape == after.shape and not np.array_equal(before, after)  # trained on
+    payload = read_checkpoint(run / "checkpoint.pt")
+    del payload["trainer"]["evaluator_optimizer"]
+    torch.save(payload, run / "checkpoint.pt")
+    with pytest.raises(SystemExit, match="does not match"):
+        train.main(["--resume", str(run), "--set", "iterations=3"])
+
+
+def test_evaluator_targets_are_the_search_rewards_of_the_final_position():
+    from training.alphazero import AlphaZeroTrainer
+    from training.config import config_from_dict
+
+    trainer = AlphaZeroTrainer(config_from_dict({"algorithm": "alphazero", "num_players": 3,
+                                                  "alphazero": {"replay_size": 10}}), torch.device("cpu"))
+    state = GameState.new(3, seed=4)
+    while not state.is_over:
+        state.step(state.legal_actions()[0])
+    final = state.arrays[1][None]
+    expected = np.zeros(4)
+    search_reward(final[0], expected, MARGIN)
+    targets = trainer._search_value_targets(final, np.zeros(3, dtype=np.int64), np.array([0, 1, 2]))
+    for mover in range(3):
+        assert np.allclose(targets[mover, :3], np.roll(expected[:3], -mover))
+
+
+def test_alphazero_agent_checks_evaluator_parameters(tmp_path):
+    path = tmp_path / "net.pt"
+    save_checkpoint(path, PolicyValueNet(NetConfig(channels=8, blocks=1, evaluator_hidden=4)))
+    with pytest.raises(ValueError, match="parameters of leaf=rollout"):
+        agents.make(f"alphazero:{path},depth=2")
+    with pytest.raises(ValueError, match="evaluator must be"):
+        agents.make(f"alphazero:{path},leaf=rollout,evaluator=3")
