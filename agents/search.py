@@ -44,6 +44,11 @@ determinizations 20        pimc only: worlds to search
 With 1,000 iterations the defaults amount to a shallow search over the ~16 moves the
 greedy agent ranks best, each judged by short greedy rollouts in sampled worlds.
 
+A learned evaluator can replace the end-of-rollout guess (`MCTSAgent.use_evaluator`,
+set by ``alphazero:PATH,leaf=rollout`` from a network's `agents.nets.Evaluator`): a
+rollout cut before the game's end is then scored by `agents.value_kernels` instead of
+as if the current leader had won.
+
 Team variant: search agents never show tiles to their partner (show actions are never
 chosen), but they do use a tile the partner shows them.
 """

@@ -177,3 +177,13 @@ def test_alphazero_agent_checks_evaluator_parameters(tmp_path):
         agents.make(f"alphazero:{path},depth=2")
     with pytest.raises(ValueError, match="evaluator must be"):
         agents.make(f"alphazero:{path},leaf=rollout,evaluator=3")
+
+
+def test_the_shipped_alphazero_network_searches_with_its_evaluator():
+    from pathlib import Path
+
+    path = Path(train.__file__).parent / "models" / "alphazero_2p_best.pt"
+    agent = agents.make(f"alphazero:{path},leaf=rollout,iterations=50,prior=3", seed=0)
+    assert len(agent.guided._value_net) > 0 and agent.guided.depth == 1
+    record = play_game([agent, agents.make("greedy")], random_deal(8))
+    assert record.forfeit is None and len(record.actions) > 10, record.error
