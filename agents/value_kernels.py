@@ -148,6 +148,22 @@ def batch_mover_features(grid, info, out):
 
 
 @njit(inline="always", cache=True)
+def _affine(net, weights, bias, x, num_in, num_out, relu, out):
+    """out = bias + (ReLU of, if `relu`) x @ W, W stored row-major at net[weights:]; zero
+    inputs are skipped (most features are 0: empty seats, values not held)."""
+    for j in range(num_out):
+        out[j] = net[bias + j]
+    for i in range(num_in):
+        xi = x[i]
+        if relu and xi < 0.0:
+            xi = 0.0
+        if xi != 0.0:
+            row = weights + i * num_out
+            for j in range(num_out):
+                out[j] += xi * net[row + j]
+
+
+@njit(inline="always", cache=True)
 def _forward(net, x, h1, h2, out):
     """out[k] = output k of the packed MLP (see `pack_mlp`) on the features x; h1, h2
     are scratch rows of at least the hidden widths."""
@@ -161,30 +177,9 @@ def _forward(net, x, h1, h2, out):
     b2 = w2 + n1 * n2
     w3 = b2 + n2
     b3 = w3 + n2 * n3
-    for j in range(n1):
-        h1[j] = net[b1 + j]
-    for i in range(num_in):
-        xi = x[i]
-        if xi != 0.0:  # most features are 0 (empty seats, values not held)
-            row = w1 + i * n1
-            for j in range(n1):
-                h1[j] += xi * net[row + j]
-    for j in range(n2):
-        h2[j] = net[b2 + j]
-    for i in range(n1):
-        hi = h1[i]
-        if hi > 0.0:  # ReLU
-            row = w2 + i * n2
-            for j in range(n2):
-                h2[j] += hi * net[row + j]
-    for k in range(n3):
-        out[k] = net[b3 + k]
-    for i in range(n2):
-        hi = h2[i]
-        if hi > 0.0:
-            row = w3 + i * n3
-            for k in range(n3):
-                out[k] += hi * net[row + k]
+    _affine(net, w1, b1, x, num_in, n1, False, h1)
+    _affine(net, w2, b2, h1, n1, n2, True, h2)
+    _affine(net, w3, b3, h2, n2, n3, True, out)
 
 
 @njit(inline="always", cache=True)
