@@ -139,10 +139,10 @@ class AlphaZeroAgent(Agent):
             raise ValueError(f"c must be > 0, got {c}")
         if leaf not in ("value", "rollout"):
             raise ValueError(f"leaf must be 'value' or 'rollout', got {leaf!r}")
-        if leaf == "value" and (prior != 0.0 or widen is not None or depth is not None or evaluator is not True):
-            raise ValueError("prior, widen, depth and evaluator are parameters of leaf=rollout")
         if not isinstance(evaluator, bool):
             raise ValueError(f"evaluator must be true or false, got {evaluator!r}")
+        if leaf == "value" and (prior != 0.0 or widen is not None or depth is not None or not evaluator):
+            raise ValueError("prior, widen, depth and evaluator are parameters of leaf=rollout")
         self.time = time
         net = load_net(path, device)
         policy = NetPolicy(net, device)

@@ -190,22 +190,23 @@ class AlphaZeroTrainer:
         margins = np.zeros((len(final_info), 4))
         margins[:, :n] = np.tanh((scores - scores.mean(axis=1, keepdims=True)) / 100.0)
         w = self.ac.margin_weight
-        seats = (mover[:, None] + np.arange(n)[None, :]) % n
-        values = np.zeros((len(game), 4), dtype=np.float32)
-        values[:, :n] = (1 - w) * rewards[game[:, None], seats] + w * margins[game[:, None], seats]
-        return values
+        return self._rotated_to_movers((1 - w) * rewards + w * margins, game, mover)
 
     def _search_value_targets(self, final_info: np.ndarray, game: np.ndarray, mover: np.ndarray) -> np.ndarray:
         """The fast evaluator's targets: every seat's search reward of the final position
         (`agents.search_kernels.evaluate` with ISMCTS's default margin), rotated so slot 0
         is the mover."""
-        n = self.cfg.num_players
         finals = np.zeros((len(final_info), 4))
         for g in range(len(final_info)):
             search_reward(final_info[g], finals[g], MARGIN)
+        return self._rotated_to_movers(finals, game, mover)
+
+    def _rotated_to_movers(self, per_seat: np.ndarray, game: np.ndarray, mover: np.ndarray) -> np.ndarray:
+        """Rows per_seat[game[i]] (absolute seats) rotated so slot 0 is mover[i]; float32 (N, 4)."""
+        n = self.cfg.num_players
         seats = (mover[:, None] + np.arange(n)[None, :]) % n
         values = np.zeros((len(game), 4), dtype=np.float32)
-        values[:, :n] = finals[game[:, None], seats]
+        values[:, :n] = per_seat[game[:, None], seats]
         return values
 
     # --- learning ------------------------------------------------------------------------
