@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import rules
+from . import rules, validate
 from .kernels import shuffle_deal
 
 SEED_BITS = 63
@@ -29,3 +29,19 @@ def random_deal(seed: int | None = None) -> np.ndarray:
     out = np.empty(rules.NUM_TILES, dtype=np.int8)
     shuffle_deal(normalize_seed(seed), out)
     return out
+
+
+def seed_array(seeds, name: str, count: int) -> np.ndarray:
+    """`count` seeds (any ints, any integer dtype) reduced like `normalize_seed`, as the
+    C-contiguous int64 array the batch kernels take."""
+    values = validate.as_int_array(seeds, name, (count,), 0, 2**64 - 1, dtype=np.uint64) \
+        if _unsigned(seeds) else validate.as_int_array(seeds, name, (count,))
+    return (values & values.dtype.type((1 << SEED_BITS) - 1)).astype(np.int64)
+
+
+def _unsigned(seeds) -> bool:
+    """Whether numpy reads `seeds` as unsigned (uint64 holds seeds above int64's range)."""
+    try:
+        return np.asarray(seeds).dtype.kind == "u"
+    except (ValueError, TypeError):
+        return False  # as_int_array reports it

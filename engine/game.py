@@ -86,39 +86,17 @@ class GameState:
                       current_player: int = 0, bag=(), *, scores=None) -> "GameState":
         """Any position, for tests and analysis: `board` maps (row, col) to a value,
         `hands[seat]` lists the seat's tile values, `bag` is in draw order, `scores` the
-        minutes so far (default zeros). The 40-tile multiset is not enforced."""
-        rules.check_game_options(num_players, team)
-        if len(hands) != num_players:
-            raise ValueError(f"need {num_players} hands, got {len(hands)}")
-        if not 0 <= current_player < num_players:
-            raise ValueError(f"current_player must be in 0..{num_players - 1}, got {current_player}")
-        for r, c in board:
-            if not (0 <= r < rules.BOARD_SIZE and 0 <= c < rules.BOARD_SIZE):
-                raise ValueError(f"board cell {(r, c)} is off the 7x7 board")
-        if len(bag) > rules.NUM_TILES - 4:
-            raise ValueError(f"a bag holds at most {rules.NUM_TILES - 4} tiles, got {len(bag)}")
-        cells = [rules.cell_of(r, c) for (r, c) in board]
-        values = np.array(list(board.values()), dtype=np.int64)
-        counts = np.zeros((4, rules.MAX_VALUE + 1), dtype=np.int64)
-        for seat, hand in enumerate(hands):
-            for v in hand:
-                counts[seat, v] += 1
-        everything = [*values, *np.asarray(bag, dtype=np.int64), *(v for h in hands for v in h)]
-        for v in everything:
-            if not 1 <= v <= rules.MAX_VALUE:
-                raise ValueError(f"tile values must be 1..10, got {v}")
-        too_many = {v: n for v, n in zip(*np.unique(everything, return_counts=True)) if n > rules.COPIES_PER_VALUE}
-        if too_many:
-            raise ValueError(f"at most {rules.COPIES_PER_VALUE} tiles of a value exist; got {too_many}")
+        minutes so far (default zeros). Everything is checked against the rules
+        (`rules.check_position`: ints in range, hand and bag sizes, at most four tiles of
+        a value, no line above 24); the tiles need not be connected."""
+        cells, values, counts, bag, current, scores = rules.check_position(
+            board, hands, num_players, team, current_player, bag, scores)
         grid = np.zeros((layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16)
         info = np.zeros(layout.INFO_LEN, dtype=np.int64)
-        kernels.setup_position(grid, info, layout.PAD_OF_CELL[cells].astype(np.int64), values, counts,
-                               np.asarray(bag, dtype=np.int64), int(num_players), int(bool(team)),
-                               int(current_player))
+        kernels.setup_position(grid, info, layout.PAD_OF_CELL[cells], values, counts, bag,
+                               int(num_players), int(bool(team)), current)
         if scores is not None:
-            if len(scores) != num_players:
-                raise ValueError(f"need {num_players} scores, got {len(scores)}")
-            info[layout.SCORE:layout.SCORE + num_players] = scores
+            info[layout.SCORE:layout.SCORE + int(num_players)] = scores
         return cls(grid, info)
 
     def clone(self) -> "GameState":

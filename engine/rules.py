@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .validate import as_flag, as_int, as_int_array
+
 # --- Material --------------------------------------------------------------------
 BOARD_SIZE = 7
 NUM_CELLS = BOARD_SIZE * BOARD_SIZE  # cell = row * 7 + col, 0..48
@@ -79,11 +81,12 @@ def full_tile_set() -> np.ndarray:
 
 
 def check_game_options(num_players: int, team: bool) -> None:
-    """Raise ValueError for a player count or team flag the rules do not allow."""
-    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)):
+    """Raise ValueError for a player count or team flag the rules do not allow. The
+    team flag must be a real bool (numpy bools and the ints 0/1 too): "no" is refused."""
+    if isinstance(num_players, (bool, np.bool_)) or not isinstance(num_players, (int, np.integer)):
         raise ValueError(f"num_players must be an int in 2..4, got {num_players!r}")
     hand_size(int(num_players))
-    if team and num_players != TEAM_PLAYERS:
+    if as_flag(team, "team") and num_players != TEAM_PLAYERS:
         raise ValueError(f"the team variant needs 4 players, got {num_players}")
 
 
@@ -95,18 +98,137 @@ def check_deal(deal) -> np.ndarray:
     """
     try:
         arr = np.asarray(deal)
-    except Exception as exc:  # pragma: no cover - numpy raises many kinds
+    except (ValueError, TypeError) as exc:  # ragged nesting, unconvertible objects
         raise ValueError(f"a deal must be a sequence of 40 ints, got {deal!r}") from exc
     if arr.ndim != 1 or arr.shape[0] != NUM_TILES:
         raise ValueError(f"a deal must hold exactly {NUM_TILES} tile values, got shape {arr.shape}")
-    if not np.issubdtype(arr.dtype, np.integer):
-        if not (np.issubdtype(arr.dtype, np.floating) and np.all(arr == np.round(arr))):
-            raise ValueError(f"a deal must hold integers 1..10, got dtype {arr.dtype}")
-    values = arr.astype(np.int64)
-    if values.min() < 1 or values.max() > MAX_VALUE:
-        raise ValueError(f"tile values must be in 1..{MAX_VALUE}, got min {values.min()} max {values.max()}")
+    if arr.dtype.kind == "f":  # integral floats are accepted, as they always were
+        ok = np.isfinite(arr) & (arr == np.round(arr)) & (arr >= 1) & (arr <= MAX_VALUE)
+        if not ok.all():
+            i = int(np.argmin(ok))
+            raise ValueError(f"deal[{i}] = {arr[i]!r} is not a tile value 1..{MAX_VALUE}")
+        arr = arr.astype(np.int64)
+    values = as_int_array(arr, "deal", (NUM_TILES,), 1, MAX_VALUE)
     counts = np.bincount(values, minlength=MAX_VALUE + 1)[1:]
     if not np.all(counts == COPIES_PER_VALUE):
         bad = {v + 1: int(c) for v, c in enumerate(counts) if c != COPIES_PER_VALUE}
         raise ValueError(f"a deal must hold four of each value 1..10; wrong counts {bad}")
     return values.astype(np.int8)
+
+
+def setup_bag_size(num_players: int) -> int:
+    """Tiles in the bag right after the deal (24, 21, 16); it only shrinks from there."""
+    return NUM_TILES - 1 - NUM_REMOVED - num_players * hand_size(num_players)
+
+
+def check_position(board, hands, num_players: int, team: bool, current_player, bag, scores=None):
+    """Validate a position given as `GameState.from_position` takes it against the rules;
+    return it as arrays: ``(cells, values, hand_counts (4, 11), bag, current_player,
+    scores or None)``.
+
+    Checked: every value is an int (not a bool, float or string) in its range; board
+    cells are (row, col) on the board holding 1..10; no line sums to more than 24 (the
+    placement rule keeps every line there); each hand holds at most the dealt hand size;
+    the bag holds at most the tiles left after the deal; no value appears more than 4
+    times, and at most 37 tiles are in play (3 are always removed). Not checked: that
+    the tiles are connected or that play could reach the position.
+    """
+    check_game_options(num_players, team)
+    n = int(num_players)
+    current = as_int(current_player, "current_player", 0, n - 1)
+    cells, values = _board_cells(board)
+    hand_counts = np.zeros((MAX_PLAYERS, MAX_VALUE + 1), dtype=np.int64)
+    if not isinstance(hands, (list, tuple, np.ndarray)) or len(hands) != n:
+        raise ValueError(f"hands must be a list of {n} hands (one per seat), got {hands!r}")
+    limit = hand_size(n)
+    for seat, hand in enumerate(hands):
+        tiles = _tile_values(hand, f"hands[{seat}]")
+        if len(tiles) > limit:
+            raise ValueError(f"hands[{seat}] holds {len(tiles)} tiles; a hand holds at most {limit} "
+                             f"with {n} players")
+        np.add.at(hand_counts[seat], tiles, 1)
+    bag_values = _tile_values(bag, "bag")
+    if len(bag_values) > setup_bag_size(n):
+        raise ValueError(f"the bag holds at most {setup_bag_size(n)} tiles with {n} players, "
+                         f"got {len(bag_values)}")
+    in_play = np.concatenate([values, bag_values, np.repeat(np.arange(MAX_VALUE + 1), hand_counts.sum(0))])
+    counts = np.bincount(in_play, minlength=MAX_VALUE + 1)
+    if counts.max() > COPIES_PER_VALUE:
+        too_many = {v: int(c) for v, c in enumerate(counts) if c > COPIES_PER_VALUE}
+        raise ValueError(f"at most {COPIES_PER_VALUE} tiles of a value exist; got {too_many}")
+    if in_play.size > NUM_TILES - NUM_REMOVED:
+        raise ValueError(f"at most {NUM_TILES - NUM_REMOVED} tiles are in play ({NUM_REMOVED} are "
+                         f"removed), got {in_play.size}")
+    if scores is not None:
+        scores = as_int_array(scores, "scores", (n,), 0)
+    return cells, values, hand_counts, bag_values, current, scores
+
+
+def _board_cells(board) -> tuple[np.ndarray, np.ndarray]:
+    """(cells, values) of a {(row, col): value} board, checked; every line <= 24."""
+    if not isinstance(board, dict):
+        raise ValueError(f"board must be a dict {{(row, col): value}}, got {type(board).__name__}")
+    grid = np.zeros((BOARD_SIZE, BOARD_SIZE), dtype=np.int64)
+    for key, value in board.items():
+        if not (isinstance(key, tuple) and len(key) == 2):
+            raise ValueError(f"board keys must be (row, col) pairs, got {key!r}")
+        row = as_int(key[0], f"row of board cell {key!r}", 0, BOARD_SIZE - 1)
+        col = as_int(key[1], f"column of board cell {key!r}", 0, BOARD_SIZE - 1)
+        grid[row, col] = as_int(value, f"board[{key!r}]", 1, MAX_VALUE)
+    check_line_sums(grid)
+    cells = np.flatnonzero(grid)
+    return cells, grid.reshape(-1)[cells]
+
+
+def _line_starts(dr: int, dc: int) -> tuple[tuple[int, int], ...]:
+    """The cells where a full-board line of step (dr, dc) begins."""
+    return tuple((r, c) for r in range(BOARD_SIZE) for c in range(BOARD_SIZE)
+                 if not _on_board(r - dr, c - dc))
+
+
+def check_line_sums(boards: np.ndarray) -> None:
+    """Raise ValueError if on any board of `boards` (..., 7, 7) a line (a maximal run of
+    tiles on one axis) sums to more than LINE_CAP: the placement rule keeps every line
+    at 24 or less. Vectorised over the boards (a batch is checked at once)."""
+    flat = np.asarray(boards, dtype=np.int64).reshape(-1, BOARD_SIZE, BOARD_SIZE)
+    for axis, (dr, dc) in zip(AXES, AXIS_STEPS):
+        for r0, c0 in _line_starts(dr, dc):
+            run = np.zeros(flat.shape[0], dtype=np.int64)
+            r, c = r0, c0
+            while _on_board(r, c):
+                tile = flat[:, r, c]
+                run = (run + tile) * (tile > 0)
+                if run.max() > LINE_CAP:
+                    _raise_line_over_cap(flat, int(np.argmax(run > LINE_CAP)), axis, r, c, dr, dc)
+                r, c = r + dr, c + dc
+
+
+def _raise_line_over_cap(flat, game, axis, r, c, dr, dc):
+    board = flat[game]
+    while _on_board(r - dr, c - dc) and board[r - dr, c - dc]:
+        r, c = r - dr, c - dc
+    cells = []
+    while _on_board(r, c) and board[r, c]:
+        cells.append((r, c))
+        r, c = r + dr, c + dc
+    total = int(sum(board[cell] for cell in cells))
+    where = f" on board {game}" if flat.shape[0] > 1 else ""
+    raise ValueError(f"the {axis} line {cells}{where} sums to {total}; no line may sum to more than "
+                     f"{LINE_CAP} (RULES.md, legal placement)")
+
+
+def _on_board(row: int, col: int) -> bool:
+    return 0 <= row < BOARD_SIZE and 0 <= col < BOARD_SIZE
+
+
+def _tile_values(values, name: str) -> np.ndarray:
+    """A sequence of tile values 1..10 as an int64 array."""
+    try:
+        if isinstance(values, (str, bytes, dict, set)):
+            raise TypeError
+        size = len(values)
+    except TypeError:
+        raise ValueError(f"{name} must be a sequence of tile values 1..{MAX_VALUE}, got {values!r}") from None
+    if size == 0:
+        return np.zeros(0, dtype=np.int64)
+    return as_int_array(values, name, (size,), 1, MAX_VALUE)
