@@ -9,6 +9,7 @@ of each simulation step in one batch.
 from __future__ import annotations
 
 import time
+from functools import partial
 
 import numpy as np
 import torch
@@ -19,13 +20,14 @@ from env.observation import OBS_SIZE, encode_arrays
 
 from . import features
 from .az_kernels import MAX_DEPTH, expand_and_backup, reset_trees, select_leaves
-from .base import Agent, register
+from .base import Agent, boolean, choice, number, positive_int, register, seconds, warm_up_view
 from .neural import NetPolicy, softmax
 from .nets import load_net
-from .search import ISMCTSAgent, _non_negative_number
+from .search import ISMCTSAgent
 
 
 EVALUATED_DEPTH = 1  # rollout placements before the fast evaluator scores a simulation
+LEAVES = ("value", "rollout")
 
 
 class BatchedSearch:
@@ -127,22 +129,18 @@ class AlphaZeroAgent(Agent):
     With `time`, searches until that many seconds have passed (iterations is then the
     cap on tree size). Team show actions are never chosen."""
 
+    parameter_rules = {"c": partial(number, positive=True), "leaf": partial(choice, allowed=LEAVES)}
+
     def __init__(self, path: str, iterations: int = 200, time: float | None = None, c: float = 1.5,
                  device: str = "cpu", leaf: str = "value", prior: float = 0.0, widen: float | None = None,
                  depth: int | None = None, evaluator: bool = True):
         super().__init__()
-        if iterations < 1:
-            raise ValueError(f"iterations must be >= 1, got {iterations}")
-        if time is not None and time <= 0:
-            raise ValueError(f"time must be > 0 seconds, got {time}")
-        if c <= 0:
-            raise ValueError(f"c must be > 0, got {c}")
-        if leaf not in ("value", "rollout"):
-            raise ValueError(f"leaf must be 'value' or 'rollout', got {leaf!r}")
-        if not isinstance(evaluator, bool):
-            raise ValueError(f"evaluator must be true or false, got {evaluator!r}")
-        if leaf == "value" and (prior != 0.0 or widen is not None or depth is not None or not evaluator):
-            raise ValueError("prior, widen, depth and evaluator are parameters of leaf=rollout")
+        iterations = positive_int("iterations", iterations)
+        time = None if time is None else seconds("time", time)
+        c = number("c", c, positive=True)
+        choice("leaf", leaf, LEAVES)
+        boolean("evaluator", evaluator)
+        self.check_arguments({"leaf": leaf, "prior": prior, "widen": widen, "depth": depth, "evaluator": evaluator})
         self.time = time
         net = load_net(path, device)
         policy = NetPolicy(net, device)
@@ -161,10 +159,27 @@ class AlphaZeroAgent(Agent):
             self.search = BatchedSearch(policy, 1, 10**9, c, max_nodes=max(iterations, 4096))
         self._active = np.ones(1, dtype=np.bool_)
 
+    @classmethod
+    def check_arguments(cls, arguments) -> None:
+        a = arguments
+        if a["leaf"] == "value" and (a["prior"] != 0.0 or a["widen"] is not None or a["depth"] is not None
+                                     or not a["evaluator"]):
+            raise ValueError("prior, widen, depth and evaluator are parameters of leaf=rollout")
+
     def seed(self, seed: int | None) -> None:
         super().seed(seed)
         if self.guided is not None:
             self.guided.seed(None if seed is None else seed + 1)
+
+    def warm_up(self) -> None:
+        """One network call and one simulation on a fixed position (kernels compiled, torch
+        warmed) before the first timed move."""
+        if self.guided is not None:
+            self.guided.warm_up()
+            return
+        grid, info = warm_up_view().public_arrays()
+        self.search.run(grid[None], info[None], self._active, np.zeros(1, dtype=np.uint64),
+                        deadline=time.perf_counter())
 
     def act(self, observation, view) -> int:
         if self.guided is not None:
@@ -188,7 +203,7 @@ class PolicyOrderedISMCTS(ISMCTSAgent):
     def __init__(self, policy: NetPolicy, prior: float = 0.0, **kwargs):
         super().__init__(**kwargs)
         self.policy = policy
-        self._prior_weight = _non_negative_number("prior", prior)
+        self._prior_weight = number("prior", prior)
         self._obs = np.zeros((1, OBS_SIZE), dtype=np.float32)
 
     def _rank_root(self, view) -> None:

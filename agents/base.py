@@ -6,11 +6,17 @@ An agent sees what its seat may see: the observation vector the env gives that s
 and a `PlayerView` (engine/view.py) that exposes the public state and the seat's own
 hand, and can sample full worlds consistent with them for search. Only agents marked
 ``cheating = True`` may call ``view.full_state()``.
+
+Parameters are checked in one place (`PARAMETER_RULES`): a parameter of any agent named
+``time``, ``iterations``, ``temperature``, ``c``... must satisfy the same rule, with the
+same message, whichever agent takes it, before the agent is built. `check_spec` does
+those checks and loads the checkpoint files a spec names, without building the agent.
 """
 
 from __future__ import annotations
 
 import inspect
+import math
 from abc import ABC, abstractmethod
 from typing import Any, Callable
 
@@ -24,6 +30,17 @@ class Agent(ABC):
 
     name: str = "agent"
     cheating: bool = False  # True only for upper-bound baselines that see hidden tiles
+    # Parameters that name checkpoint files (agents.nets format): `check_spec` loads them.
+    checkpoint_parameters: tuple[str, ...] = ("path",)
+    # This agent's own rules for parameters (its choices, a stricter bound), checked like
+    # `PARAMETER_RULES`, which they override.
+    parameter_rules: dict[str, Callable[[str, Any], Any]] = {}
+
+    @classmethod
+    def check_arguments(cls, arguments: dict[str, Any]) -> None:
+        """Checks that involve several parameters, given every constructor argument
+        (defaults filled in) after each passed its rule; raise ValueError. Constructors
+        call it too, so the rule is written once."""
 
     def __init__(self) -> None:
         self.rng = np.random.default_rng()
@@ -36,12 +53,25 @@ class Agent(ABC):
     def reset(self, seat: int, num_players: int, team: bool = False) -> None:
         """A new game starts and this agent plays `seat`."""
 
+    def warm_up(self) -> None:
+        """Compile or load whatever makes a first move slow (numba kernels), so that a
+        tournament's move clock measures play, not compilation. Called once per agent
+        a tournament worker builds, before its games; the default does nothing."""
+
     @abstractmethod
     def act(self, observation: np.ndarray | None, view) -> int:
         """Return a legal action id for the seat to move (``view.seat``)."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.spec!r}>"
+
+
+def warm_up_view():
+    """Where `Agent.warm_up` plays its move: seat 0 at the start of a fixed 2-player game."""
+    from engine import GameState
+    from engine.view import PlayerView
+
+    return PlayerView(GameState.new(2, seed=0), 0)
 
 
 def register(name: str):
@@ -111,23 +141,184 @@ def _typed(text: str):
 
 def make(spec: str, seed: int | None = None) -> Agent:
     """Build an agent from a spec string; clear errors for unknown names or parameters."""
-    name, positional, kwargs = parse_spec(spec)
-    _load_builtin(name)
-    if name not in _REGISTRY:
-        raise ValueError(f"unknown agent {name!r} in spec {spec!r}; known agents: {', '.join(registered())}")
-    cls = _REGISTRY[name]
+    cls, bound = _resolve(spec)
+    args, kwargs = _call_arguments(bound, len(parse_spec(spec)[1]))
     try:
-        inspect.signature(cls).bind(*positional, **kwargs)
-    except TypeError as exc:
-        params = ", ".join(p for p in inspect.signature(cls).parameters)
-        raise ValueError(f"bad parameters in agent spec {spec!r}: {exc}; {name} takes: {params}") from exc
-    try:
-        agent = cls(*positional, **kwargs)
+        agent = cls(*args, **kwargs)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"bad agent spec {spec!r}: {exc}") from exc
     agent.spec = spec.strip()
     agent.seed(seed)
     return agent
+
+
+def check_spec(spec: str) -> None:
+    """Check an agent spec completely without building the agent: the name is known, the
+    parameters fit its signature and `PARAMETER_RULES`, and every checkpoint file it
+    names exists and loads (`agents.nets.load_net`, on the CPU). Raises ValueError
+    naming the spec and the problem."""
+    cls, bound = _resolve(spec)
+    for name in getattr(cls, "checkpoint_parameters", ()):
+        if name in bound.arguments:
+            _check_checkpoint(spec, name, bound.arguments[name])
+
+
+def _resolve(spec: str) -> tuple[type, inspect.BoundArguments]:
+    """The agent class of a spec and its parameters, bound to the constructor's
+    signature and checked against `PARAMETER_RULES` (values normalized)."""
+    name, positional, kwargs = parse_spec(spec)
+    _load_builtin(name)
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown agent {name!r} in spec {spec!r}; known agents: {', '.join(registered())}")
+    cls = _REGISTRY[name]
+    signature = inspect.signature(cls)
+    try:
+        bound = signature.bind(*positional, **kwargs)
+    except TypeError as exc:
+        params = ", ".join(p for p in signature.parameters)
+        raise ValueError(f"bad parameters in agent spec {spec!r}: {exc}; {name} takes: {params}") from exc
+    try:
+        check_parameters(bound.arguments, signature, getattr(cls, "parameter_rules", {}))
+        if hasattr(cls, "check_arguments"):
+            full = signature.bind_partial()
+            full.arguments.update(bound.arguments)
+            full.apply_defaults()
+            cls.check_arguments(dict(full.arguments))
+    except ValueError as exc:
+        raise ValueError(f"bad agent spec {spec!r}: {exc}") from exc
+    return cls, bound
+
+
+def _call_arguments(bound: inspect.BoundArguments, num_positional: int) -> tuple[list, dict[str, Any]]:
+    """The checked arguments, passed the way the spec gave them: the first
+    `num_positional` by position, the rest by name (a signature may be a facade over
+    **kwargs, as pimc's is)."""
+    args, kwargs = [], {}
+    params = bound.signature.parameters
+    for n, (name, value) in enumerate(bound.arguments.items()):
+        kind = params[name].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            args.extend(value)
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            kwargs.update(value)
+        elif n < num_positional:
+            args.append(value)
+        else:
+            kwargs[name] = value
+    return args, kwargs
+
+
+def _check_checkpoint(spec: str, name: str, path) -> None:
+    from .nets import load_net  # torch is imported only for specs that name a checkpoint
+
+    if not isinstance(path, str) or not path:
+        raise ValueError(f"bad agent spec {spec!r}: {name} must be a checkpoint file path, got {path!r}")
+    try:
+        load_net(path, "cpu")
+    except ValueError as exc:
+        raise ValueError(f"bad agent spec {spec!r}: {exc}") from exc
+
+
+# --- parameter rules ------------------------------------------------------------------------
+def positive_int(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def non_negative_int(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    return int(value)
+
+
+def number(name: str, value, positive: bool = False) -> float:
+    """A finite number >= 0 (> 0 when `positive`)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        raise ValueError(f"{name} must be a finite {'positive' if positive else 'non-negative'} number, "
+                         f"got {value!r}")
+    return float(value)
+
+
+def seconds(name: str, value) -> float:
+    """A time budget: a finite number of seconds > 0 (nan, inf, 0 or less would let a
+    search run forever or not at all)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number of seconds > 0, got {value!r}")
+    return float(value)
+
+
+def probability(name: str, value) -> float:
+    p = number(name, value)
+    if p > 1:
+        raise ValueError(f"{name} must be in [0, 1], got {value!r}")
+    return p
+
+
+def boolean(name: str, value) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be true or false, got {value!r}")
+    return bool(value)
+
+
+def choice(name: str, value, allowed) -> str:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+    return value
+
+
+def device(name: str, value) -> str:
+    """A torch device this machine has (`agents.nets.resolve_device` decides)."""
+    from .nets import resolve_device  # torch is imported only for agents that take a device
+
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a device name such as cpu, cuda or auto, got {value!r}")
+    resolve_device(value)
+    return value
+
+
+# The rule for every agent parameter of that name, whichever agent takes it. A parameter
+# whose default is None may also be given as none. Rules for one agent's own choices
+# (rollout=, leaf=) stay with that agent; they use the helpers above.
+PARAMETER_RULES: dict[str, Callable[[str, Any], Any]] = {
+    "time": seconds,
+    "iterations": positive_int,
+    "simulations": positive_int,
+    "determinizations": positive_int,
+    "temperature": number,
+    "c": number,
+    "margin": number,
+    "widen": number,
+    "prior": number,
+    "epsilon": probability,
+    "depth": non_negative_int,
+    "expand_after": non_negative_int,
+    "safe": boolean,
+    "evaluator": boolean,
+    "device": device,
+}
+
+
+def check_parameters(arguments: dict[str, Any], signature: inspect.Signature | None = None,
+                     rules: dict[str, Callable[[str, Any], Any]] | None = None) -> None:
+    """Apply `PARAMETER_RULES` (overridden by an agent's own `rules`) to bound constructor
+    arguments, normalizing the values in place (e.g. an int time becomes a float).
+    Raises ValueError naming the parameter."""
+    rules = {**PARAMETER_RULES, **(rules or {})}
+    for name, value in list(arguments.items()):
+        param = signature.parameters.get(name) if signature is not None else None
+        if param is not None and param.kind is inspect.Parameter.VAR_KEYWORD:
+            check_parameters(value, None, rules)  # **kwargs passed on to a base class
+            continue
+        rule = rules.get(name)
+        if rule is None:
+            continue
+        if value is None and (param is None or param.default is None):
+            continue
+        arguments[name] = rule(name, value)
 
 
 def _load_builtin(name: str) -> None:

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import inspect
 import time as _time
+from functools import partial
 
 import numpy as np
 
@@ -65,7 +66,8 @@ from engine.determinize import SCRATCH_LEN as SAMPLER_SCRATCH_LEN
 from engine.determinize import sample_world
 
 from . import search_kernels as sk
-from .base import Agent, register
+from .base import (Agent, boolean, choice, non_negative_int, number, positive_int, probability, register,
+                   seconds, warm_up_view)
 from .policy_kernels import epsilon_threshold, greedy_ranking
 from .value_kernels import NO_EVALUATOR, NUM_FEATURES
 
@@ -74,60 +76,28 @@ EXPANSIONS = ("greedy", "policy", "random")
 _LOGS = sk.log_table()
 
 
-def _positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
-def _non_negative_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
-    return int(value)
-
-
-def _boolean(name, value):
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be true or false, got {value!r}")
-    return bool(value)
-
-
-def _choice(name, value, allowed):
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
-    return value
-
-
-def _non_negative_number(name, value, positive=False):
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    if not np.isfinite(value) or value < 0 or (positive and value == 0):
-        raise ValueError(f"{name} must be a {'positive' if positive else 'non-negative'} number, got {value!r}")
-    return float(value)
-
-
 class MCTSAgent(Agent):
     """Shared budget handling and action choice; subclasses say which root to search."""
+
+    parameter_rules = {"rollout": partial(choice, allowed=ROLLOUTS), "expand": partial(choice, allowed=EXPANSIONS)}
 
     def __init__(self, iterations: int = 1000, time: float | None = None, c: float = 0.5,
                  rollout: str = "epsilon", epsilon: float = 0.1, safe: bool = True, depth: int = 4,
                  margin: float = sk.MARGIN, expand: str = "greedy", expand_after: int = 40,
                  widen: float = 0.5) -> None:
         super().__init__()
-        self.iterations = _positive_int("iterations", iterations)
-        self.time = None if time is None else _non_negative_number("time", time, positive=True)
-        self.c = _non_negative_number("c", c)
-        self.rollout = _choice("rollout", rollout, ROLLOUTS)
-        self.epsilon = _non_negative_number("epsilon", epsilon)
-        if self.epsilon > 1:
-            raise ValueError(f"epsilon must be in [0, 1], got {epsilon!r}")
+        self.iterations = positive_int("iterations", iterations)
+        self.time = None if time is None else seconds("time", time)
+        self.c = number("c", c)
+        self.rollout = choice("rollout", rollout, ROLLOUTS)
+        self.epsilon = probability("epsilon", epsilon)
         self._epsilon = epsilon_threshold({"random": 1.0, "greedy": 0.0}.get(rollout, self.epsilon))
-        self.safe = _boolean("safe", safe)
-        self.depth = _non_negative_int("depth", depth)
-        self.margin = _non_negative_number("margin", margin)
-        self.expand = _choice("expand", expand, EXPANSIONS)
-        self.expand_after = _non_negative_int("expand_after", expand_after)
-        self.widen = _non_negative_number("widen", widen)
+        self.safe = boolean("safe", safe)
+        self.depth = non_negative_int("depth", depth)
+        self.margin = number("margin", margin)
+        self.expand = choice("expand", expand, EXPANSIONS)
+        self.expand_after = non_negative_int("expand_after", expand_after)
+        self.widen = number("widen", widen)
         self._tree = sk.new_tree(self.iterations + 1 if self.time is None else 1 << 14)
         self._sim_grid = np.zeros((layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16)
         self._sim_info = np.zeros(layout.INFO_LEN, dtype=np.int64)
@@ -219,6 +189,16 @@ class MCTSAgent(Agent):
     def act(self, observation, view) -> int:
         return self.act_with_visits(view)[0]
 
+    def warm_up(self) -> None:
+        """Search the first move of a fixed game for two iterations: compiles (or loads)
+        every kernel a move uses. The agent's budget and random stream are left as they were."""
+        budget, rng = (self.iterations, self.time), self.rng
+        self.iterations, self.time, self.rng = 2, None, np.random.default_rng(0)
+        try:
+            self.act_with_visits(warm_up_view())
+        finally:
+            (self.iterations, self.time), self.rng = budget, rng
+
     def act_with_visits(self, view) -> tuple[int, np.ndarray, np.ndarray]:
         """The chosen action, and the root's visit counts and summed rewards for the
         mover per action id (length NUM_ACTIONS): the targets when this search teaches a
@@ -283,13 +263,18 @@ class PIMCAgent(MCTSAgent):
 
     def __init__(self, determinizations: int = 20, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.determinizations = _positive_int("determinizations", determinizations)
-        if self.time is None and self.iterations < self.determinizations:
-            raise ValueError(f"iterations ({self.iterations}) must be at least determinizations "
-                             f"({self.determinizations})")
+        self.determinizations = positive_int("determinizations", determinizations)
+        self.check_arguments({"time": self.time, "iterations": self.iterations,
+                              "determinizations": self.determinizations})
         self._world_grid = np.zeros_like(self._sim_grid)
         self._world_info = np.zeros_like(self._sim_info)
         self._sampler_scratch = np.zeros(SAMPLER_SCRATCH_LEN, dtype=np.int64)
+
+    @classmethod
+    def check_arguments(cls, arguments) -> None:
+        iterations, determinizations = arguments["iterations"], arguments["determinizations"]
+        if arguments["time"] is None and iterations < determinizations:
+            raise ValueError(f"iterations ({iterations}) must be at least determinizations ({determinizations})")
 
     def _search(self, view):
         grid, info = view.public_arrays()
