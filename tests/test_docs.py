@@ -1,0 +1,181 @@
+"""The documentation a fresh clone ships: links resolve, generated pages are current, the
+README stays a short page for users.
+
+Run `python docs/make_observation_doc.py` after changing the observation table in
+env/observation.py; docs/rules.md's examples are executed by tests/test_rules_examples.py.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import re
+import types
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "benchmarks" / "RESULTS.md"]
+README_MAX_LINES = 200
+README_COMMANDS = (
+    'pip install torch==2.13.0 -e . && python train.py --config configs/quickstart.yaml',
+    'pip install torch==2.13.0 -e ".[test]" && python -m pytest -n 2',
+)
+LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+
+
+def load_generator():
+    spec = importlib.util.spec_from_file_location("make_observation_doc", ROOT / "docs" / "make_observation_doc.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def without_code(text: str) -> str:
+    """The page without fenced code blocks and inline code (links there are not links)."""
+    text = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+    return re.sub(r"`[^`\n]*`", "", text)
+
+
+def heading_anchors(path: Path) -> set[str]:
+    """GitHub's anchors for the headings of a Markdown page."""
+    anchors = set()
+    for line in without_code(path.read_text()).splitlines():
+        heading = re.match(r"#{1,6}\s+(.*)", line)
+        if heading:
+            words = re.sub(r"[^\w\- ]", "", heading.group(1).strip().lower())
+            anchors.add(words.replace(" ", "-"))
+    return anchors
+
+
+def relative_links(path: Path) -> list[str]:
+    return [t for t in LINK.findall(without_code(path.read_text()))
+            if not re.match(r"[a-z][a-z0-9+.-]*:", t)]  # http:, https:, mailto: ...
+
+
+def broken_links(path: Path, root: Path = ROOT) -> list[str]:
+    """Relative links of `path` that a fresh clone of `root` cannot follow."""
+    broken = []
+    for target in relative_links(path):
+        file_part, _, anchor = target.partition("#")
+        resolved = (path.parent / file_part).resolve() if file_part else path
+        if not resolved.exists():
+            broken.append(f"{target} (no such file)")
+        elif root not in resolved.parents:
+            broken.append(f"{target} (outside the repository)")
+        elif anchor and resolved.suffix == ".md" and anchor not in heading_anchors(resolved):
+            broken.append(f"{target} (no heading #{anchor})")
+    return broken
+
+
+def test_the_pages_exist():
+    for name in ("README.md", "docs/rules.md", "docs/observation.md", "docs/architecture.md",
+                 "docs/experiments.md", "benchmarks/RESULTS.md"):
+        assert (ROOT / name).is_file(), name
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_relative_links_resolve(page):
+    assert relative_links(page) or page.name == "RESULTS.md", f"{page} links nowhere"
+    assert broken_links(page) == []
+
+
+def test_link_checker_finds_broken_links(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "there.md").write_text("# A heading\n")
+    (tmp_path / "outside.md").write_text("# Outside\n")
+    page = repo / "page.md"
+    page.write_text("[ok](there.md#a-heading) [gone](missing.md) [bad anchor](there.md#nope)\n"
+                    "[web](https://example.org) `[code](skipped.md)` [up](../outside.md)\n")
+    assert broken_links(page, root=repo) == [
+        "missing.md (no such file)", "there.md#nope (no heading #nope)", "../outside.md (outside the repository)"]
+
+
+def test_readme_links_into_docs():
+    links = relative_links(ROOT / "README.md")
+    for page in ("docs/rules.md", "docs/observation.md", "docs/architecture.md", "docs/experiments.md",
+                 "benchmarks/RESULTS.md"):
+        assert any(link.partition("#")[0] == page for link in links), f"README does not link {page}"
+
+
+def test_readme_is_a_short_page_with_the_two_commands():
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= README_MAX_LINES
+    for command in README_COMMANDS:
+        assert command in text, command
+
+
+def test_readme_holds_no_lab_history():
+    text = (ROOT / "README.md").read_text().lower()
+    for phrase in ("this host", "later host", "earlier host", "this session", "faster host"):
+        assert phrase not in text, f"README mentions {phrase!r}: history belongs in benchmarks/RESULTS.md"
+
+
+def missing_names(code: str) -> list[str]:
+    """Names a code block imports, or reads as module.attribute (or Class.attribute of an
+    imported class), that do not exist. The blocks are not run: running them compiles
+    minutes of numba kernels on a fresh clone."""
+    tree = ast.parse(code)
+    known, missing = {}, []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                known[alias.asname or alias.name] = importlib.import_module(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            module = importlib.import_module(node.module)
+            for alias in node.names:
+                if hasattr(module, alias.name):
+                    known[alias.asname or alias.name] = getattr(module, alias.name)
+                else:
+                    missing.append(f"{node.module}.{alias.name}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in known:
+            if not hasattr(known[node.value.id], node.attr):
+                missing.append(f"{node.value.id}.{node.attr}")
+    return missing
+
+
+def test_readme_code_names_exist():
+    blocks = re.findall(r"^```python\n(.*?)^```", (ROOT / "README.md").read_text(), flags=re.S | re.M)
+    assert len(blocks) >= 3
+    for block in blocks:
+        assert missing_names(block) == []
+
+
+def test_missing_names_finds_renamed_api():
+    assert missing_names("import agents\nfrom engine import GameState, Nope\nagents.build('x')\nGameState.new(2)\n") \
+        == ["engine.Nope", "agents.build"]
+
+
+# --- docs/observation.md is generated from the encoder's table -----------------------------
+def test_observation_page_is_current():
+    generator = load_generator()
+    expected = generator.render(generator.observation_module())
+    assert (ROOT / "docs" / "observation.md").read_text() == expected, \
+        "docs/observation.md is out of date: run python docs/make_observation_doc.py"
+
+
+def module_with_doc(obs, doc: str):
+    fake = types.SimpleNamespace(**{k: getattr(obs, k) for k in dir(obs) if not k.startswith("__")})
+    fake.__doc__ = doc
+    return fake
+
+
+def test_observation_generator_checks_the_table_against_the_code():
+    generator = load_generator()
+    obs = generator.observation_module()
+    moved = obs.__doc__.replace("10       ``P_EMPTY``", "11       ``P_EMPTY``")
+    assert moved != obs.__doc__
+    with pytest.raises(ValueError, match="P_EMPTY"):
+        generator.render(module_with_doc(obs, moved))
+    wrong_range = obs.__doc__.replace("``V_SCORE + k``              0..100", "``V_SCORE + k``              0..1  ")
+    assert wrong_range != obs.__doc__
+    with pytest.raises(ValueError, match="V_SCORE"):
+        generator.render(module_with_doc(obs, wrong_range))
+    row_gone = re.sub(r"^63 .*\n", "", obs.__doc__, flags=re.M)
+    assert row_gone != obs.__doc__
+    with pytest.raises(ValueError, match="covers 63 entries"):
+        generator.render(module_with_doc(obs, row_gone))
