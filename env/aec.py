@@ -134,6 +134,17 @@ def as_action_id(action) -> int | None:
         return None
 
 
+def checked_deal_option(options) -> np.ndarray | None:
+    """The explicit deal of ``reset(options={"deal": [40 values]})``, checked; None when
+    not given. Other option names are ignored (PettingZoo's api_test passes some)."""
+    if options is None:
+        return None
+    if not isinstance(options, dict):
+        raise ValueError(f"options must be a dict or None, got {type(options).__name__}")
+    deal = options.get("deal")
+    return None if deal is None else rules.check_deal(deal)
+
+
 class raw_env(AECEnv):
     """24/7 for `num_players` seats (2..4), or the 4-player team variant (`team=True`)."""
 
@@ -169,7 +180,7 @@ class raw_env(AECEnv):
 
     # --- episode ---------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        deal = options.get("deal") if options else None
+        deal = checked_deal_option(options)
         if deal is None:
             deal = random_deal(seed)
         self.game = GameState.from_deal(deal, self.num_players, self.team)

@@ -55,11 +55,12 @@ from engine.deal import random_deal
 from engine.game import GameState
 from engine.kernels import apply_action, is_legal, legal_mask
 from engine.layout import CURRENT, OVER, SCORE
+from engine.validate import as_int
 from engine.view import PlayerView
 
 from . import observation as obs_mod
 from . import render as render_mod
-from .aec import as_action_id
+from .aec import as_action_id, checked_deal_option
 
 
 class TwentyFourSevenEnv(gym.Env):
@@ -110,8 +111,11 @@ class TwentyFourSevenEnv(gym.Env):
 
     # --- episode -----------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        # seed and options are checked before np_random or the game changes
+        if seed is not None:
+            seed = as_int(seed, "seed", 0)
+        deal = checked_deal_option(options)
         super().reset(seed=seed)
-        deal = options.get("deal") if options else None
         if deal is None:
             deal = random_deal(self._draw_seed())
         self.game = GameState.from_deal(deal, self.num_players, self.team)

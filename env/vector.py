@@ -35,6 +35,13 @@ Illegal actions: before anything changes, every action is checked against its ga
 any is illegal (or out of range), `step` raises ``ValueError`` listing the bad game
 indices, their actions and legal choices, and no game changes.
 
+Bad input: `step` takes any array-like of N ints of any integer dtype and layout (copied
+into the C-contiguous int64 array the step kernel is compiled for, so no input triggers
+a recompile); floats, bools, strings, None, a wrong shape or an id outside 0..A-1 raise
+``ValueError`` naming the value as given (a uint64 ``2**64 - 1`` is not reported as -1).
+`reset` checks its seed and options, and `set_state` its keys, types, shapes and every
+game (`engine.batch.check_states`), before anything changes.
+
 Seeding: ``reset(seed=s)`` seeds ``np_random``, which gives each game its own splitmix64
 stream; game i's deals (the first and every auto-reset) come from that stream only, so
 runs are reproducible and independent of the thread count. ``reset()`` without a seed
@@ -55,7 +62,8 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from engine import layout, rules
+from engine import layout, rules, validate
+from engine.batch import check_states
 from engine.game import GameState
 
 from . import observation as obs_mod
@@ -63,6 +71,18 @@ from . import render as render_mod
 from .step_kernels import vec_reset, vec_reset_from_deals, vec_step
 
 _INT64 = np.dtype(np.int64)
+_STATE_KEYS = frozenset({"grid", "info", "rng", "deals", "np_random", "num_players", "team"})
+
+
+def _checked_bit_generator_state(bit_generator, saved):
+    """`saved` if it is a valid state for a bit generator of this type (tried on a
+    fresh one, so the env's own generator is untouched), else ValueError."""
+    trial = type(bit_generator)()
+    try:
+        trial.state = saved
+    except (ValueError, TypeError, KeyError) as exc:
+        raise ValueError(f"state['np_random'] is not a {type(bit_generator).__name__} state: {exc!r}") from None
+    return saved
 
 
 class TwentyFourSevenVectorEnv(VectorEnv):
@@ -73,15 +93,14 @@ class TwentyFourSevenVectorEnv(VectorEnv):
     def __init__(self, num_envs: int = 1, num_players: int = 2, team: bool = False, copy: bool = True,
                  render_mode: str | None = None):
         rules.check_game_options(num_players, team)
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
+        num_envs = validate.as_int(num_envs, "num_envs", 1)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, "
                              f"got {render_mode!r}")
         self.num_envs = int(num_envs)
         self.num_players = int(num_players)
         self.team = bool(team)
-        self.copy = bool(copy)
+        self.copy = validate.as_flag(copy, "copy")
         self.render_mode = render_mode
         self.num_actions = rules.NUM_TEAM_ACTIONS if self.team else rules.NUM_ACTIONS
         self.single_observation_space = obs_mod.observation_space(self.num_actions)
@@ -122,34 +141,54 @@ class TwentyFourSevenVectorEnv(VectorEnv):
 
     # --- the API -------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        # everything is checked before np_random or any game changes
+        if seed is not None:
+            seed = validate.as_int(seed, "seed", 0)
+        deals = self._checked_deals(options)
         super().reset(seed=seed)
         n = self.num_envs
         self._rng[:] = self.np_random.integers(0, 2**63 - 1, size=n, dtype=np.int64).astype(np.uint64)
         obs, mask, current, *_ = self._outputs()
-        deals = options.get("deals") if options else None
         if deals is None:
             vec_reset(self._grid, self._info, self._rng, self._deals, self.num_players, int(self.team),
                       obs, mask, current)
         else:
-            given = np.asarray(deals)
-            if given.ndim == 1:
-                given = np.broadcast_to(given, (n, given.shape[0]))
-            if given.shape != (n, rules.NUM_TILES):
-                raise ValueError(f"options['deals'] must have shape ({n}, {rules.NUM_TILES}) or "
-                                 f"({rules.NUM_TILES},), got {np.shape(deals)}")
-            checked = np.stack([rules.check_deal(d) for d in given]).astype(np.int64)
-            vec_reset_from_deals(self._grid, self._info, checked, self.num_players, int(self.team),
+            vec_reset_from_deals(self._grid, self._info, deals, self.num_players, int(self.team),
                                  obs, mask, current)
         self._started = True
         return ({"observation": obs, "action_mask": mask},
                 {"current_player": current, "action_mask": mask})
 
+    def _checked_deals(self, options) -> np.ndarray | None:
+        """options['deals'] as an (N, 40) int64 array of checked deals, or None."""
+        if options is None:
+            return None
+        if not isinstance(options, dict):
+            raise ValueError(f"options must be a dict or None, got {type(options).__name__}")
+        deals = options.get("deals")
+        if deals is None:
+            return None
+        n = self.num_envs
+        try:
+            given = np.asarray(deals)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"options['deals'] must be an array of deals: {exc}") from None
+        if given.ndim == 1:
+            given = np.broadcast_to(given, (n, given.shape[0]))
+        if given.shape != (n, rules.NUM_TILES):
+            raise ValueError(f"options['deals'] must have shape ({n}, {rules.NUM_TILES}) or "
+                             f"({rules.NUM_TILES},), got {given.shape}")
+        return np.stack([rules.check_deal(d) for d in given]).astype(np.int64)
+
     def step(self, actions):
         if not self._started:
             raise RuntimeError("call reset() before step()")
         acts = actions
-        if not (type(acts) is np.ndarray and acts.dtype is _INT64 and acts.shape == (self.num_envs,)):
-            acts = self._as_actions(actions)  # the common case above skips numpy's checks
+        # The common case (a fresh or reused int64 buffer) skips numpy's checks; anything
+        # else is checked and copied into the one array type vec_step is compiled for.
+        if not (type(acts) is np.ndarray and acts.dtype is _INT64 and acts.shape == (self.num_envs,)
+                and acts.flags.carray):
+            acts = self._as_actions(actions)
         obs, mask, current, reward, rewards_all, terminated, points = self._outputs()
         num_bad, num_finished = vec_step(
             self._grid, self._info, acts, self._rng, self._deals, self.num_players, int(self.team),
@@ -165,12 +204,7 @@ class TwentyFourSevenVectorEnv(VectorEnv):
         return {"observation": obs, "action_mask": mask}, reward, terminated, truncated, info
 
     def _as_actions(self, actions) -> np.ndarray:
-        acts = np.asarray(actions)
-        if acts.shape != (self.num_envs,):
-            raise ValueError(f"actions must have shape ({self.num_envs},), got {acts.shape}")
-        if not np.issubdtype(acts.dtype, np.integer) or acts.dtype == np.bool_:
-            raise ValueError(f"actions must be integers, got dtype {acts.dtype}")
-        return acts.astype(np.int64, copy=False)
+        return validate.as_int_array(actions, "actions", (self.num_envs,), 0, self.num_actions - 1)
 
     def _add_final_info(self, info: dict, terminated, rewards_all, num_finished: int) -> None:
         """The finished games' last observations, scores and rewards, Gymnasium-style.
@@ -197,7 +231,9 @@ class TwentyFourSevenVectorEnv(VectorEnv):
 
     # --- inspection -------------------------------------------------------------------------
     def game(self, i: int) -> GameState:
-        """Game i as an independent `GameState` copy (full state, hidden tiles included)."""
+        """Game i (0..num_envs-1) as an independent `GameState` copy (full state, hidden
+        tiles included)."""
+        i = validate.as_int(i, "game index", 0, self.num_envs - 1)
         return GameState(self._grid[i].copy(), self._info[i].copy())
 
     @property
@@ -211,15 +247,38 @@ class TwentyFourSevenVectorEnv(VectorEnv):
                 "num_players": self.num_players, "team": self.team}
 
     def set_state(self, state: dict) -> None:
-        """Restore games saved by `get_state` (same num_envs, players and variant)."""
-        if state["grid"].shape != self._grid.shape or state["num_players"] != self.num_players \
-                or state["team"] != self.team:
-            raise ValueError("saved vector-env state does not match this env's size, players or variant")
-        self._grid[:] = state["grid"]
-        self._info[:] = state["info"]
-        self._rng[:] = state["rng"]
-        self._deals[:] = state["deals"]
-        self.np_random.bit_generator.state = state["np_random"]
+        """Restore games saved by `get_state` (same num_envs, players and variant).
+        Everything is checked first (keys, types, shapes, every game's state: see
+        `engine.batch.check_states`); a bad state raises ValueError and changes nothing."""
+        if not isinstance(state, dict):
+            raise ValueError(f"state must be a dict from get_state(), got {type(state).__name__}")
+        missing = sorted(_STATE_KEYS - set(state))
+        unknown = sorted(map(str, set(state) - _STATE_KEYS))
+        if missing or unknown:
+            raise ValueError(f"state from get_state() must have the keys {sorted(_STATE_KEYS)}; "
+                             f"missing {missing}, unknown {unknown}")
+        if not (validate.as_int(state["num_players"], "state['num_players']") == self.num_players
+                and validate.as_flag(state["team"], "state['team']") == self.team):
+            raise ValueError(f"state['num_players'] and state['team'] ({state['num_players']!r}, "
+                             f"{state['team']!r}) do not match this env ({self.num_players}, {self.team})")
+        n = self.num_envs
+        grid = validate.as_int_array(state["grid"], "state['grid']", self._grid.shape, dtype=np.int16)
+        info = validate.as_int_array(state["info"], "state['info']", self._info.shape)
+        rng = validate.as_int_array(state["rng"], "state['rng']", (n,), dtype=np.uint64)
+        deals = validate.as_int_array(state["deals"], "state['deals']", self._deals.shape)
+        try:
+            check_states(grid, info, self.num_players, self.team)
+        except ValueError as exc:
+            raise ValueError(f"state['grid'], state['info']: {exc}") from None
+        if info[:, layout.OVER].any():  # the env deals a finished game afresh at once
+            raise ValueError(f"state['info']: games {np.flatnonzero(info[:, layout.OVER]).tolist()} are "
+                             f"over; a vector env never holds a finished game")
+        bit_generator = _checked_bit_generator_state(self.np_random.bit_generator, state["np_random"])
+        self._grid[:] = grid
+        self._info[:] = info
+        self._rng[:] = rng
+        self._deals[:] = deals
+        self.np_random.bit_generator.state = bit_generator
         self._started = True
 
     def render(self):

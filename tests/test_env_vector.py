@@ -171,3 +171,100 @@ def test_encode_batch_matches_encode():
     O.encode_batch(batch.grid, batch.info, seats, out)
     for i in range(5):
         np.testing.assert_array_equal(out[i], O.encode(batch.game(i), int(seats[i])))
+
+
+# ----------------------------------------------------------------- bad input
+def _snapshot(v: TwentyFourSevenVectorEnv):
+    return [a.copy() for a in (v._grid, v._info, v._rng, v._deals)] + [v.np_random.bit_generator.state]
+
+
+def _same(a, b) -> bool:
+    return all(np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y for x, y in zip(a, b))
+
+
+def test_vector_actions_any_int_dtype_without_recompiling():
+    """A strided, read-only, narrow or byte-swapped action array gives the same step as
+    an int64 one and never a new compiled version of vec_step (minutes: a 'hang')."""
+    from env.step_kernels import vec_step
+
+    def fresh():
+        v = TwentyFourSevenVectorEnv(num_envs=4)
+        obs, _ = v.reset(seed=5)
+        return v, np.array([np.flatnonzero(m)[0] for m in obs["action_mask"]], dtype=np.int64)
+
+    v, actions = fresh()
+    expected = v.step(actions)[0]["observation"]
+    versions = len(vec_step.signatures)
+    readonly = actions.copy()
+    readonly.flags.writeable = False
+    for variant in (np.repeat(actions, 2)[::2], readonly, actions.astype(np.int16), actions.astype(np.uint32),
+                    actions.astype(">i8"), actions.tolist()):
+        v, _ = fresh()
+        np.testing.assert_array_equal(v.step(variant)[0]["observation"], expected)
+    assert len(vec_step.signatures) == versions
+
+
+def test_vector_reports_real_values():
+    v = TwentyFourSevenVectorEnv(num_envs=4)
+    v.reset(seed=0)
+    before = _snapshot(v)
+    with pytest.raises(ValueError, match=r"actions\[1\] = 18446744073709551615 is out of range 0\.\.490"):
+        v.step(np.array([0, 2**64 - 1, 0, 0], dtype=np.uint64))
+    for bad in (None, "0123", np.ones(4, dtype=bool), np.full(4, np.nan), [0, 1, 2], np.zeros((4, 1), int)):
+        with pytest.raises(ValueError, match="actions"):
+            v.step(bad)
+    assert _same(_snapshot(v), before)
+
+
+def test_vector_set_state_checks_everything():
+    v = TwentyFourSevenVectorEnv(num_envs=3, num_players=3)
+    obs, _ = v.reset(seed=2)
+    v.step(random_actions(obs["action_mask"], np.random.SeedSequence(0).generate_state(3, np.uint64)))
+    saved = v.get_state()
+    other = TwentyFourSevenVectorEnv(num_envs=3, num_players=3)
+    other.reset(seed=9)
+    before = _snapshot(other)
+
+    def broken(**changes):
+        state = dict(saved, **changes)
+        return {k: x for k, x in state.items() if x is not _DROP}
+
+    info = saved["info"].copy()
+    info[1, 5] = 9  # the seat to move of game 1
+    frontier = saved["info"].copy()
+    frontier[2, 1] = 0  # game 2's frontier bitboard
+    cases = {
+        "missing": broken(rng=_DROP), "unknown": broken(extra=1), "grid": broken(grid=saved["grid"][:2]),
+        "info": broken(info=info), "state['info']": broken(info=frontier),
+        "num_players": broken(num_players=4), "team": broken(team="no"),
+        "rng": broken(rng=saved["rng"].astype(np.float64)), "np_random": broken(np_random={"state": 1}),
+        "deals": broken(deals=None), "dict": [saved],
+    }
+    for what, state in cases.items():
+        with pytest.raises(ValueError) as err:
+            other.set_state(state)
+        assert not isinstance(err.value, KeyError), what
+        assert _same(_snapshot(other), before), f"{what} changed the env"
+    with pytest.raises(ValueError, match=r"missing \['rng'\]"):
+        other.set_state(broken(rng=_DROP))
+    other.set_state(saved)
+    assert _same(_snapshot(other), _snapshot(v))
+
+
+_DROP = object()
+
+
+def test_vector_reset_and_options_checked_first():
+    v = TwentyFourSevenVectorEnv(num_envs=2)
+    v.reset(seed=1)
+    before = _snapshot(v)
+    for kw in (dict(seed=-1), dict(seed=1.5), dict(seed="1"), dict(options=[1]),
+               dict(options={"deals": [1] * 40}), dict(options={"deals": np.zeros((3, 40))}), dict(seed=3, options={"deals": "x"})):
+        with pytest.raises(ValueError):
+            v.reset(**kw)
+        assert _same(_snapshot(v), before), kw
+    for kw in (dict(team="no"), dict(num_players=4, team="yes"), dict(copy="no"), dict(num_envs=2.0)):
+        with pytest.raises(ValueError):
+            TwentyFourSevenVectorEnv(**kw)
+    with pytest.raises(ValueError, match="game index"):
+        v.game(2)
