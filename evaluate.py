@@ -16,9 +16,10 @@ DESCRIPTION = """\
 Play a duplicate round-robin between agents and rate them.
 
 Agents are spec strings: random, greedy, ismcts:iterations=400, pimc:determinizations=20,
-checkpoint:runs/x/best.pt ... (unknown names or bad parameters are reported before any
-game runs). A YAML --config holds the same settings (keys = the long flag names with _
-for -, e.g. save_games: true); flags given on the command line override it.
+checkpoint:runs/x/best.pt ... (unknown names, bad parameters and missing or unreadable
+checkpoint files are reported before any game runs). A YAML --config holds the same
+settings (keys = the long flag names with _ for -, e.g. save_games: true); flags given
+on the command line override it.
 
 Replay a saved game:  evaluate.py replay OUT/games.jsonl --game N [--step K]
 """
@@ -44,9 +45,22 @@ statistics:
   --sprt elo0,elo1 (2 agents): GSPRT on per-deal scores (alpha = beta = 0.05 by default),
   stops once elo(first - second) <= elo0 or >= elo1 is accepted; the LLR is reported.
 
+forfeits and time limits:
+  A seat forfeits when its agent raises, returns an illegal move, takes longer than
+  --move-time-limit on one move (default 60 s, or 10x the largest time= budget among the
+  agents), or longer than --game-time-limit on all its moves of one game (a chess clock
+  per seat; default 30x the move limit). The game stops there: the forfeiting seat (its
+  team) ranks last and loses to everyone; the others keep their order by minutes. A
+  forfeit counts in the ratings and pairs like any loss; results.json lists each agent's
+  forfeits by reason and games.csv gives the seat and reason of each. Games are played in
+  worker processes (one even with --workers 1), so a move that never returns is stopped:
+  its worker is killed a grace of 1 s + 10% after the limit and replaced. Limits are not
+  part of a run's identity: a resume may change them (finished games are kept).
+
 outputs (in --out):
   results.json  agents, games, ratings {agent: {value, ci95, ...}}, pairs {"A vs B": ...}
-  games.csv     one row per game: ids, deal seed, seats, scores, ranks, winner, forfeit
+  games.csv     one row per game: ids, deal seed, seats, scores, ranks, winner, forfeit,
+                forfeit_reason (error, illegal, move_time_limit, game_time_limit, crash)
   games.jsonl   the journal (with deals and moves under --save-games)
   ratings.png, winrate.png, scores.png, config.yaml (the resolved config)
   Ctrl-C or a crash keeps finished games; rerun the same command to resume.
@@ -86,6 +100,12 @@ def run_parser() -> argparse.ArgumentParser:
                         "(config key: imports)")
     p.add_argument("--start-method", choices=("spawn", "fork", "forkserver"),
                    help="multiprocessing start method (default spawn)")
+    p.add_argument("--move-time-limit", type=float, metavar="S",
+                   help="seconds one move may take before the seat forfeits (default 60, or 10x the "
+                        "largest time= budget)")
+    p.add_argument("--game-time-limit", type=float, metavar="S",
+                   help="seconds one seat's moves may take over a game before it forfeits (default 30x "
+                        "the move limit)")
     p.add_argument("--fresh", action="store_true", help="discard the games already in --out and start over")
     return p
 
@@ -118,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     overrides = {k: v for k, v in vars(args).items() if k not in ("config", "fresh") and v is not None}
     try:
         cfg = EvalConfig.from_yaml(args.config) if args.config else EvalConfig()
-        cfg = cfg.override(**overrides)
+        cfg = cfg.override(**overrides).validate()  # every spec and checkpoint, before anything runs
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

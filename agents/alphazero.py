@@ -22,7 +22,7 @@ from . import features
 from .az_kernels import MAX_DEPTH, expand_and_backup, reset_trees, select_leaves
 from .base import Agent, boolean, choice, number, positive_int, register, seconds, warm_up_view
 from .neural import NetPolicy, softmax
-from .nets import load_net
+from .nets import load_net, resolve_device
 from .search import ISMCTSAgent
 
 
@@ -142,6 +142,7 @@ class AlphaZeroAgent(Agent):
         boolean("evaluator", evaluator)
         self.check_arguments({"leaf": leaf, "prior": prior, "widen": widen, "depth": depth, "evaluator": evaluator})
         self.time = time
+        device = resolve_device(device)  # auto: CUDA when present
         net = load_net(path, device)
         policy = NetPolicy(net, device)
         self.guided = None

@@ -1,17 +1,64 @@
-"""Playing one game between agents: the loop every match, test and tournament uses."""
+"""Playing one game between agents: the loop every match, test and tournament uses.
+
+A seat that cannot go on forfeits (`FORFEIT_REASONS`): its agent raised, returned an
+illegal action, or thought longer than the `TimeLimits` allow. The game stops there;
+the forfeiting seat (with its partner in the team variant) finishes last and the
+others keep their order by minutes (`_forfeit_result`).
+"""
 
 from __future__ import annotations
 
+import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from engine import GameState, rules
 from engine.view import PlayerView
 
-from .base import Agent
+from .base import Agent, seconds
+
+FORFEIT_REASONS = {
+    "error": "the agent raised an exception",
+    "illegal": "the agent returned an illegal action",
+    "move_time_limit": "one move took longer than the move time limit",
+    "game_time_limit": "the seat's moves in one game took longer than the game time limit",
+    "crash": "the process playing the game died while the seat was moving",
+}
+
+
+@dataclass(frozen=True)
+class TimeLimits:
+    """How long a seat may think: `move` seconds for one act() call, `game` seconds for
+    all its act() calls in one game (a chess clock per seat). None: no limit."""
+
+    move: float | None = None
+    game: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("move", "game"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, seconds(f"{name} time limit", getattr(self, name)))
+
+    def budget(self, used: float) -> tuple[float | None, str | None]:
+        """(seconds the next move may take, the reason it would forfeit over them) for a
+        seat that has used `used` seconds of this game; (None, None) without limits."""
+        left = None if self.game is None else max(self.game - used, 0.0)
+        if self.move is None and left is None:
+            return None, None
+        if left is None or (self.move is not None and self.move <= left):
+            return self.move, "move_time_limit"
+        return left, "game_time_limit"
+
+
+def time_limit_error(reason: str, seat: int, spec: str, budget: float, measured: str) -> str:
+    """The error text of a time forfeit. Its first line (games.csv's error column) says
+    only which limit and seat, so it is the same whoever noticed: the game loop when the
+    move came back late, or a tournament's parent process when it never came back."""
+    what = "move" if reason == "move_time_limit" else "game's moves"
+    return f"{reason.replace('_', ' ')}: seat {seat} ({spec}) took more than {budget:.6g} s for its {what}\n{measured}"
 
 
 @dataclass
@@ -25,7 +72,8 @@ class GameRecord:
     scores: list[int] = field(default_factory=list)
     ranking: list[int] = field(default_factory=list)
     rewards: list[float] = field(default_factory=list)
-    forfeit: int | None = None  # the seat that forfeited (raised or played illegally)
+    forfeit: int | None = None  # the seat that forfeited
+    forfeit_reason: str | None = None  # a key of FORFEIT_REASONS
     error: str | None = None
 
     def to_dict(self) -> dict:
@@ -38,18 +86,27 @@ def _observation_encoder():
     return encode
 
 
+# on_move(seat, budget, reason, actions): called before each move with the seat to move,
+# its budget (TimeLimits.budget) and every action played so far.
+MoveHook = Callable[[int, "float | None", "str | None", list], None]
+
+
 def play_game(agents: Sequence[Agent], deal, num_players: int | None = None, team: bool = False,
-              seeds: Sequence[int | None] | None = None) -> GameRecord:
+              seeds: Sequence[int | None] | None = None, limits: TimeLimits | None = None,
+              on_move: MoveHook | None = None) -> GameRecord:
     """Play one game from an explicit deal; agents[i] sits in seat i.
 
-    An agent that raises or returns an illegal action forfeits: it is ranked last
-    (reward -1 against everyone) and the error is recorded; the game stops there.
+    A seat forfeits (see the module doc) when its agent raises, returns an illegal
+    action, or, with `limits`, returns a move after its budget; the error is recorded
+    and the game stops. (A move that never returns cannot be stopped here: a tournament
+    plays in worker processes it can kill, evaluation.executor.)
     """
     num_players = len(agents) if num_players is None else num_players
     if len(agents) != num_players:
         raise ValueError(f"need {num_players} agents, got {len(agents)}")
     state = GameState.from_deal(deal, num_players, team)
     record = GameRecord(deal=[int(v) for v in deal], num_players=num_players, team=team)
+    used = [0.0] * num_players  # each seat's thinking time so far (its game clock)
     encode = None
     for seat, agent in enumerate(agents):
         if seeds is not None:
@@ -61,15 +118,41 @@ def play_game(agents: Sequence[Agent], deal, num_players: int | None = None, tea
     while not state.is_over:
         seat = state.current_player
         agent = agents[seat]
+        budget, over = limits.budget(used[seat]) if limits is not None else (None, None)
+        if on_move is not None:
+            on_move(seat, budget, over, record.actions)
+        start = time.perf_counter()
         try:
             obs = encode(state, seat) if encode is not None and getattr(agent, "needs_observation", False) else None
             action = agent.act(obs, views[seat])
-            state.step(action)  # raises ValueError, changing nothing, if illegal
         except Exception as exc:  # the agent forfeits; the tournament goes on
-            record.forfeit = seat
-            record.error = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"
+            _forfeit(record, seat, "error", _error_text(exc))
+            break
+        elapsed = time.perf_counter() - start
+        used[seat] += elapsed
+        if budget is not None and elapsed > budget:
+            _forfeit(record, seat, over, time_limit_error(over, seat, getattr(agent, "spec", agent.name), budget,
+                                                          f"the move took {elapsed:.3f} s"))
+            break
+        try:
+            state.step(action)  # raises ValueError, changing nothing, if illegal
+        except Exception as exc:
+            _forfeit(record, seat, "illegal", _error_text(exc))
             break
         record.actions.append(int(action))
+    return _finish(record, state)
+
+
+def _error_text(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"
+
+
+def _forfeit(record: GameRecord, seat: int, reason: str, error: str) -> None:
+    record.forfeit, record.forfeit_reason, record.error = seat, reason, error
+
+
+def _finish(record: GameRecord, state: GameState) -> GameRecord:
+    """Fill in the result: the game's own, or the forfeit's."""
     record.scores = state.scores.tolist()
     if record.forfeit is None:
         record.ranking = state.ranking().tolist()
@@ -77,6 +160,22 @@ def play_game(agents: Sequence[Agent], deal, num_players: int | None = None, tea
     else:
         record.ranking, record.rewards = _forfeit_result(state, record.forfeit)
     return record
+
+
+def forfeited_game(deal, num_players: int, team: bool, actions: Sequence[int], seat: int, reason: str,
+                   error: str) -> GameRecord:
+    """The record of a game stopped from outside after `actions` (its process killed
+    while `seat` was moving): the same record play_game would have made had the seat
+    forfeited there."""
+    if reason not in FORFEIT_REASONS:
+        raise ValueError(f"unknown forfeit reason {reason!r}; known: {', '.join(FORFEIT_REASONS)}")
+    state = GameState.from_deal(deal, num_players, team)
+    for action in actions:
+        state.step(action)
+    record = GameRecord(deal=[int(v) for v in deal], num_players=num_players, team=team,
+                        actions=[int(a) for a in actions])
+    _forfeit(record, seat, reason, error)
+    return _finish(record, state)
 
 
 def _forfeit_result(state: GameState, loser: int) -> tuple[list[int], list[float]]:

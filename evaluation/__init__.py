@@ -2,7 +2,8 @@
 
 * `config.EvalConfig`: the strict, typed run config (YAML + CLI).
 * `tournament`: the schedule (tables, duplicate deals, seeds) and the small play loop.
-* `executor`: `SerialExecutor` / `ProcessExecutor` behind `Executor.map_jobs`.
+* `executor`: `SerialExecutor` / `ProcessExecutor` behind `Executor.map_jobs`; the process
+  pool enforces the per-move and per-game time limits, killing a worker whose move never ends.
 * `stats`, `ratings`: intervals, the SPRT and Bradley-Terry ratings (pure functions).
 * `report`, `plots`, `replay`: results.json, games.csv, the terminal table, PNGs, replays.
 

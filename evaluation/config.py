@@ -15,12 +15,21 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
+if TYPE_CHECKING:
+    from agents.play import TimeLimits
+
 SEATINGS = ("rotations", "permutations")
 START_METHODS = ("spawn", "fork", "forkserver")
+# Time limits when the config sets none: generous enough never to trip for an agent
+# that keeps to its own budget (a compiled kernel's first call included, see
+# Agent.warm_up), tight enough that a stuck agent costs minutes, not the run.
+DEFAULT_MOVE_TIME_LIMIT = 60.0  # seconds, or MOVE_LIMIT_PER_BUDGET x the largest time= budget
+MOVE_LIMIT_PER_BUDGET = 10.0
+GAME_LIMIT_PER_MOVE_LIMIT = 30.0  # a seat makes at most ~20 decisions in a game
 
 
 @dataclass
@@ -66,6 +75,12 @@ class EvalConfig:
     """Python modules or .py files to import first (they may register more agents)."""
     start_method: str = "spawn"
     """multiprocessing start method of the worker pool."""
+    move_time_limit: float | None = None
+    """Seconds one move may take; over it the seat forfeits. Default: 60, or 10 times the
+    largest per-move ``time=`` budget among the agents if that is more."""
+    game_time_limit: float | None = None
+    """Seconds one seat's moves may take in total over a game (a chess clock); over it the
+    seat forfeits. Default: 30 times the move time limit."""
 
     # --- construction ---------------------------------------------------------------
     @classmethod
@@ -141,7 +156,48 @@ class EvalConfig:
         labels = self.labels()
         if self.anchor not in (None, "mean") and self.anchor not in labels:
             raise ValueError(f"anchor {self.anchor!r} is not one of the agents {labels} (or 'mean')")
+        self._validate_agents()
+        self._validate_time_limits()
         return self
+
+    def _validate_agents(self) -> None:
+        """Every spec parsed and its checkpoint files loaded (after importing the plugins
+        that may register agents), so a bad one fails before any game starts."""
+        import agents
+
+        from .executor import load_plugins
+
+        load_plugins(self.imports)
+        for spec in dict.fromkeys(self.agents):
+            agents.check_spec(spec)
+
+    def _validate_time_limits(self) -> None:
+        from agents.base import seconds
+
+        for name in ("move_time_limit", "game_time_limit"):
+            if getattr(self, name) is not None:
+                seconds(name, getattr(self, name))
+        budget = max(self._time_budgets(), default=None)
+        if self.move_time_limit is not None and budget is not None and self.move_time_limit <= budget:
+            raise ValueError(f"move_time_limit ({self.move_time_limit:g} s) must be above the agents' own "
+                             f"per-move budget (time={budget:g}): every move would forfeit")
+
+    def _time_budgets(self) -> list[float]:
+        """The per-move ``time=`` budgets the agent specs give."""
+        from agents import parse_spec
+
+        times = (parse_spec(spec)[2].get("time") for spec in self.agents)
+        return [float(t) for t in times if isinstance(t, (int, float)) and not isinstance(t, bool)]
+
+    def time_limits(self) -> "TimeLimits":
+        """The limits the tournament enforces: the configured ones, defaults for the rest."""
+        from agents.play import TimeLimits
+
+        move = self.move_time_limit
+        if move is None:
+            move = max([DEFAULT_MOVE_TIME_LIMIT] + [MOVE_LIMIT_PER_BUDGET * t for t in self._time_budgets()])
+        game = self.game_time_limit if self.game_time_limit is not None else GAME_LIMIT_PER_MOVE_LIMIT * move
+        return TimeLimits(move, game)
 
     # --- derived --------------------------------------------------------------------------
     def labels(self) -> list[str]:
@@ -202,6 +258,12 @@ def _coerce(key: str, value: Any, source: str) -> Any:
     if key in ("sprt_alpha", "sprt_beta", "prior_draws"):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"{where} must be a number, got {value!r}")
+        return float(value)
+    if key in ("move_time_limit", "game_time_limit"):
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{where} must be a number of seconds, got {value!r}")
         return float(value)
     if key == "sprt":
         if value is None:

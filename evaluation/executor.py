@@ -7,6 +7,14 @@ imports the plugins, warms the numba kernels once and builds each agent once per
 (spec, seat), reseeding it for every game. A cluster backend only has to implement
 `map_jobs` the same way.
 
+Time limits (`agents.play.TimeLimits`): the game loop forfeits a seat whose move comes
+back over its budget. A move that never comes back (a numba kernel cannot be
+interrupted) is caught by `ProcessExecutor`: before each move the worker tells the
+parent the seat and its budget; if no word comes within the budget plus a grace
+(`kill_deadline`), the parent kills the worker, records the forfeit from the moves it
+was told of, and starts a fresh worker. `SerialExecutor` cannot stop such a move, so
+`make_executor` uses one worker process whenever limits are set, even for one worker.
+
 Determinism: a job carries its deal seed and every seat's agent seed, so its record
 does not depend on which worker plays it (agents must play the same given the same
 `seed()` + `reset()`, the Agent contract).
@@ -24,8 +32,18 @@ import time
 import traceback
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
+
+from agents.play import TimeLimits
+
+KILL_GRACE_SECONDS = 1.0  # a silent move is stopped this long after its budget ends,
+KILL_GRACE_FRACTION = 0.1  # plus this fraction of the budget (the pipe and scheduler lag)
+# The most seconds a worker may take to start (imports, engine warm-up) or to build and
+# warm up a game's agents: a cold numba compile of the search kernels can take tens of
+# minutes on a busy machine, and must not be mistaken for a stuck agent.
+SETUP_TIME_LIMIT = 3600.0
 
 
 @dataclass(frozen=True)
@@ -57,56 +75,228 @@ class Executor(ABC):
 
 
 class SerialExecutor(Executor):
-    """Plays every job in this process, in order."""
+    """Plays every job in this process, in order. With `limits`, a move that comes back
+    late forfeits; a move that never comes back hangs the run (use ProcessExecutor)."""
 
-    def __init__(self, imports: Sequence[str] = ()):
+    def __init__(self, imports: Sequence[str] = (), limits: TimeLimits | None = None):
         load_plugins(imports)
+        self.limits = limits
 
     def map_jobs(self, jobs):
         for job in jobs:
-            yield run_job(job)
+            yield run_job(job, self.limits)
+
+
+def kill_deadline(start: float, budget: float) -> float:
+    """When the parent stops a move that started at `start` with `budget` seconds."""
+    return start + budget * (1 + KILL_GRACE_FRACTION) + KILL_GRACE_SECONDS
 
 
 class ProcessExecutor(Executor):
-    """A pool of `workers` long-lived processes (start method spawn by default)."""
+    """A pool of `workers` long-lived processes (start method spawn by default) that
+    enforces `limits` on every move, replacing a worker it has to kill."""
 
-    def __init__(self, workers: int, imports: Sequence[str] = (), start_method: str = "spawn"):
-        ctx = mp.get_context(start_method)
-        self._pool = ctx.Pool(workers, initializer=_init_worker, initargs=(list(imports),))
+    def __init__(self, workers: int, imports: Sequence[str] = (), start_method: str = "spawn",
+                 limits: TimeLimits | None = None):
+        if workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
+        self._ctx = mp.get_context(start_method)
+        self._imports = list(imports)
+        self.limits = limits
+        self.stopped = 0  # workers killed at a deadline or found dead (for tests)
+        self._workers: list[_Worker | None] = [_Worker(self._ctx, self._imports) for _ in range(workers)]
 
     def map_jobs(self, jobs):
-        yield from self._pool.imap_unordered(run_job, jobs, chunksize=1)
+        jobs = iter(jobs)
+        pending = next(jobs, None)  # looked ahead: a killed worker is replaced only while jobs remain
+        while True:
+            for n, worker in enumerate(self._workers):
+                if worker is None and pending is not None:
+                    worker = self._workers[n] = _Worker(self._ctx, self._imports)
+                if pending is not None and worker is not None and worker.ready and worker.job is None \
+                        and worker.start(pending, self.limits):
+                    pending = next(jobs, None)
+            live = [w for w in self._workers if w is not None]
+            if pending is None and all(w.job is None for w in live):
+                return
+            self._wait(live)
+            for n, worker in enumerate(self._workers):
+                if worker is None:
+                    continue
+                record, alive = worker.collect()
+                if not alive:
+                    if worker.job is None and not worker.ready:
+                        worker.kill()
+                        raise RuntimeError(f"a tournament worker did not start: {worker.failure()}")
+                    if worker.job is not None:
+                        record = worker.stop_record()
+                    worker.kill()
+                    self._workers[n] = None
+                    self.stopped += 1
+                if record is not None:
+                    yield record
+
+    @staticmethod
+    def _wait(workers: list["_Worker"]) -> None:
+        """Sleep until a worker speaks or dies, or the nearest deadline."""
+        deadlines = [w.deadline for w in workers if w.deadline is not None]
+        timeout = None if not deadlines else max(0.0, min(deadlines) - time.monotonic())
+        wait([w.conn for w in workers] + [w.process.sentinel for w in workers], timeout)
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.terminate()
-            self._pool.join()
-            self._pool = None
+        for worker in self._workers:
+            if worker is not None:
+                worker.kill()
+        self._workers = []
 
 
-def make_executor(workers: int, imports: Sequence[str] = (), start_method: str = "spawn") -> Executor:
-    return SerialExecutor(imports) if workers <= 1 else ProcessExecutor(workers, imports, start_method)
+class _Worker:
+    """The parent's handle on one worker process, and what it knows of its game: the job,
+    the moves played so far, the seat to move and when that move must be over."""
+
+    def __init__(self, ctx, imports: list[str]):
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=_worker_main, args=(child, imports), daemon=True)
+        self.process.start()
+        child.close()
+        self.ready = False
+        self.job: GameJob | None = None
+        self.deadline: float | None = time.monotonic() + SETUP_TIME_LIMIT
+        self._failure = ""
+        self._clear()
+
+    def _clear(self) -> None:
+        self.actions: list[int] = []
+        self.moving: tuple[int, float | None, str | None] | None = None  # (seat, budget, reason)
+        self.started = 0.0
+
+    def start(self, job: GameJob, limits: TimeLimits | None) -> bool:
+        """Hand the worker a job; False if it is gone (`collect` will notice)."""
+        try:
+            self.conn.send((job, limits))
+        except OSError:
+            return False
+        self._clear()
+        self.job, self.started = job, time.perf_counter()
+        self.deadline = time.monotonic() + SETUP_TIME_LIMIT
+        return True
+
+    def collect(self) -> tuple[dict | None, bool]:
+        """Read what the worker said; (a finished record or None, whether the worker
+        may go on). False: it died, or its deadline passed (the caller replaces it)."""
+        try:
+            while self.conn.poll():
+                kind, *body = self.conn.recv()
+                if kind == "ready":
+                    self.ready, self.deadline = True, None
+                elif kind == "failed":
+                    self._failure = body[0]
+                elif kind == "move":
+                    seat, budget, reason, actions = body
+                    self.actions.extend(actions)
+                    self.moving = (seat, budget, reason)
+                    self.deadline = None if budget is None else kill_deadline(time.monotonic(), budget)
+                elif kind == "done":
+                    record = body[0]
+                    self.job, self.deadline = None, None
+                    return record, True
+        except (EOFError, OSError):  # the worker closed its end: it is dying
+            self.process.join(5)
+            return None, False
+        if not self.process.is_alive():
+            return None, False
+        return None, self.deadline is None or time.monotonic() < self.deadline
+
+    def failure(self) -> str:
+        code = self.process.exitcode
+        return self._failure or (f"not ready within {SETUP_TIME_LIMIT:g} s" if code is None else f"exit code {code}")
+
+    def stop_record(self) -> dict:
+        """The record of the job this worker was playing when it was stopped: a forfeit
+        of the seat to move (time limit, or a crash), else a void game."""
+        from agents.play import forfeited_game, time_limit_error
+
+        job, code = self.job, self.process.exitcode
+        elapsed = time.perf_counter() - self.started
+        if self.moving is None:
+            why = f"exit code {code}" if code is not None else f"more than {SETUP_TIME_LIMIT:g} s"
+            return _void_record(job, f"RuntimeError: the worker stopped while building or warming up the agents "
+                                     f"({why})", elapsed)
+        seat, budget, reason = self.moving
+        import engine
+
+        deal = engine.random_deal(job.deal_seed)
+        if code is None and reason is not None:  # alive: its move went over the deadline
+            error = time_limit_error(reason, seat, job.seating[seat], budget,
+                                     "the move never came back: its worker process was stopped")
+        else:
+            reason = "crash"
+            error = f"the worker process died (exit code {code}) while seat {seat} ({job.seating[seat]}) was moving"
+        game = forfeited_game(deal, len(job.seating), job.team, self.actions, seat, reason, error)
+        return _job_record(job, game.to_dict(), elapsed)
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+        self.conn.close()
+
+
+def make_executor(workers: int, imports: Sequence[str] = (), start_method: str = "spawn",
+                  limits: TimeLimits | None = None) -> Executor:
+    """Serial in this process only when one worker is asked for and there are no limits
+    to enforce; else a pool of at least one worker process."""
+    if workers <= 1 and limits is None:
+        return SerialExecutor(imports)
+    return ProcessExecutor(max(1, workers), imports, start_method, limits)
 
 
 # --- what runs in a worker ---------------------------------------------------------------
 _AGENTS: dict[tuple[str, int], object] = {}  # (spec, seat) -> agent, built once per process
 
 
-def _init_worker(imports: list[str]) -> None:
+def _worker_main(conn, imports: list[str]) -> None:
+    """A worker process: start up, then play each (job, limits) the parent sends, telling
+    it before every move who moves with what budget."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops the pool
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(var, "1")  # one game per core: no nested thread pools
-    load_plugins(imports)
-    warm_up()
+    try:
+        load_plugins(imports)
+        warm_up()
+    except BaseException as exc:
+        conn.send(("failed", f"{type(exc).__name__}: {exc}"))
+        raise
+    conn.send(("ready",))
+    while True:
+        try:
+            job, limits = conn.recv()
+        except EOFError:  # the parent is gone
+            return
+        sent = 0
+
+        def on_move(seat, budget, reason, actions):
+            nonlocal sent
+            conn.send(("move", seat, budget, reason, actions[sent:]))
+            sent = len(actions)
+
+        conn.send(("done", run_job(job, limits, on_move)))
 
 
 def warm_up() -> None:
-    """Compile (or load from cache) the engine kernels with one quick random game."""
+    """Compile (or load from cache) the engine kernels with one quick random game, and
+    the observation and exposure features network agents read (agents warm up their
+    own kernels: Agent.warm_up)."""
     import agents
     import engine
+    from agents.features import exposure
     from agents.play import play_game
+    from env.observation import encode
 
     play_game([agents.make("random", 0), agents.make("random", 1)], engine.random_deal(0), 2)
+    state = engine.GameState.new(2, seed=0)
+    encode(state, 0)
+    exposure(*state.arrays)
 
 
 def _agent(spec: str, seat: int):
@@ -114,31 +304,41 @@ def _agent(spec: str, seat: int):
     if key not in _AGENTS:
         import agents
 
-        _AGENTS[key] = agents.make(spec)
+        agent = agents.make(spec)
+        agent.warm_up()  # kernels compiled before the first timed move
+        _AGENTS[key] = agent
     return _AGENTS[key]
 
 
-def run_job(job: GameJob) -> dict:
-    """Play one job; return its record. Never raises: an agent that raises or plays an
-    illegal move forfeits (play_game), and any other failure makes a void game
-    (``ranking`` empty, ``error`` set)."""
+def run_job(job: GameJob, limits: TimeLimits | None = None, on_move=None) -> dict:
+    """Play one job; return its record. Never raises: an agent that raises, plays an
+    illegal move or goes over `limits` forfeits (play_game), and any other failure makes
+    a void game (``ranking`` empty, ``error`` set)."""
     import engine
     from agents.play import play_game
 
-    record = {"game": job.job_id, "deal_seed": job.deal_seed, "seats": list(job.seating),
-              "seeds": list(job.seeds)}
     start = time.perf_counter()
     try:
         deal = engine.random_deal(job.deal_seed)
         players = [_agent(spec, seat) for seat, spec in enumerate(job.seating)]
-        game = play_game(players, deal, len(players), job.team, list(job.seeds)).to_dict()
+        game = play_game(players, deal, len(players), job.team, list(job.seeds), limits, on_move).to_dict()
     except Exception as exc:  # setup failure (bad checkpoint, reset() raised): a void game
-        game = {"deal": [], "num_players": len(job.seating), "team": job.team, "actions": [], "scores": [],
-                "ranking": [], "rewards": [], "forfeit": None,
-                "error": f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"}
+        return _void_record(job, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}",
+                            time.perf_counter() - start)
+    return _job_record(job, game, time.perf_counter() - start)
+
+
+def _job_record(job: GameJob, game: dict, seconds: float) -> dict:
+    record = {"game": job.job_id, "deal_seed": job.deal_seed, "seats": list(job.seating), "seeds": list(job.seeds)}
     record.update(game)
-    record["seconds"] = round(time.perf_counter() - start, 4)
+    record["seconds"] = round(seconds, 4)
     return record
+
+
+def _void_record(job: GameJob, error: str, seconds: float) -> dict:
+    game = {"deal": [], "num_players": len(job.seating), "team": job.team, "actions": [], "scores": [],
+            "ranking": [], "rewards": [], "forfeit": None, "forfeit_reason": None, "error": error}
+    return _job_record(job, game, seconds)
 
 
 def load_plugins(imports: Sequence[str]) -> None:

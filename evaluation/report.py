@@ -65,16 +65,19 @@ def analyze(records: Sequence[dict], schedule: Schedule, labels: list[str], *, b
     minutes_ci = (percentile_interval(safe_ratio(weights @ seat_min, weights @ seat_n))
                   if weights is not None else np.stack([minutes, minutes], -1))
     forfeits = np.zeros(k, dtype=int)
+    reasons: list[dict[str, int]] = [{} for _ in range(k)]
     for r in valid:
         if r.get("forfeit") is not None:
-            forfeits[seatings[r["game"]][r["forfeit"]]] += 1
+            a = seatings[r["game"]][r["forfeit"]]
+            forfeits[a] += 1
+            reasons[a][forfeit_reason(r)] = reasons[a].get(forfeit_reason(r), 0) + 1
     ratings = {}
     for i in np.argsort(-elo, kind="stable"):
         ratings[labels[i]] = {"value": _r(elo[i], 1), "ci95": [_r(elo_ci[i, 0], 1), _r(elo_ci[i, 1], 1)],
                               "games": int(sum(seat_n[:, i])), "score": _r(score_a[i]),
                               "mean_minutes": _r(minutes[i], 2),
                               "mean_minutes_ci95": [_r(minutes_ci[i, 0], 2), _r(minutes_ci[i, 1], 2)],
-                              "forfeits": int(forfeits[i])}
+                              "forfeits": int(forfeits[i]), "forfeit_reasons": dict(sorted(reasons[i].items()))}
 
     # pairs
     pairs = {}
@@ -165,7 +168,7 @@ def write_games_csv(path: Path, records: Sequence[dict], players: int, team: boo
     rank<s>: place of seat s, 0 = first (a forfeiting seat is last)."""
     head = (["game", "deal", "deal_seed", "table"] + [f"seat{s}" for s in range(players)]
             + [f"score{s}" for s in range(players)] + [f"rank{s}" for s in range(players)]
-            + ["winner", "moves", "forfeit", "error"])
+            + ["winner", "moves", "forfeit", "forfeit_reason", "error"])
     with Path(path).open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(head)
@@ -174,8 +177,16 @@ def write_games_csv(path: Path, records: Sequence[dict], players: int, team: boo
             w.writerow([r["game"], r["deal_index"], r["deal_seed"], r["table"], *r["labels"],
                         *(r["scores"] or [""] * players), *(places or [""] * players),
                         winner_of(r, team), r.get("moves", ""),
-                        "" if r.get("forfeit") is None else r["forfeit"],
+                        "" if r.get("forfeit") is None else r["forfeit"], forfeit_reason(r) or "",
                         (r.get("error") or "").splitlines()[0] if r.get("error") else ""])
+
+
+def forfeit_reason(record: dict) -> str | None:
+    """Why the game's forfeiting seat forfeited (agents.play.FORFEIT_REASONS); journals
+    written before reasons were recorded say only "error"."""
+    if record.get("forfeit") is None:
+        return None
+    return record.get("forfeit_reason") or "error"
 
 
 def winner_of(record: dict, team: bool) -> str:
@@ -219,6 +230,10 @@ def format_results(res: dict, sprt: dict | None = None) -> str:
         rows.append([str(n), label, _f(r["value"], "+.0f"), f"[{_f(lo, '+.0f')}, {_f(hi, '+.0f')}]",
                      str(r["games"]), _f(r["score"], ".3f"), _f(r["mean_minutes"], ".1f"), str(r["forfeits"])])
     out.append(_table(rows, right={0, 2, 4, 5, 6, 7}))
+    why = [f"{label} {r['forfeits']} ({', '.join(f'{k} {v}' for k, v in r.get('forfeit_reasons', {}).items())})"
+           for label, r in res["ratings"].items() if r["forfeits"]]
+    if why:
+        out.append("  forfeits (the seat ranks last): " + "; ".join(why))
     out.append("\nPairs (first agent's view; win rate counts a draw as half; CI: bootstrap over deals)")
     rows = [["agent", "opponent", "games", "W", "D", "L", "win rate", "95% CI", "margin", "95% CI", "minutes"]]
     order = list(res["ratings"])

@@ -19,7 +19,8 @@ OUTPUT_FILES = ("games.jsonl", "games.csv", "results.json", "config.yaml", "rati
 
 
 def check_agents(cfg: EvalConfig) -> None:
-    """Build every agent once (and seat it) so a bad spec fails before any game runs."""
+    """Build every agent once (and seat it) so a bad spec fails before any game runs
+    (cfg.validate() has checked the specs and their files without building them)."""
     import agents
 
     load_plugins(cfg.imports)
@@ -65,9 +66,11 @@ def run_evaluation(cfg: EvalConfig, fresh: bool = False, echo=print) -> dict:
     labels = cfg.labels()
     schedule = Schedule(cfg.agents, cfg.players, cfg.games, cfg.seed, cfg.team, cfg.seating)
     workers = cfg.num_workers()
+    limits = cfg.time_limits()
     echo(f"evaluating {', '.join(labels)} -> {out}\n  {schedule.num_jobs} games = {schedule.num_deals} deals x "
          f"{schedule.jobs_per_deal} games per deal ({len(schedule.tables)} table(s), every seating); "
-         f"{min(workers, schedule.num_jobs)} worker(s)")
+         f"{min(workers, schedule.num_jobs)} worker process(es); time limits: {limits.move:g} s a move, "
+         f"{limits.game:g} s a game per seat")
     sprt = Sprt(cfg.sprt[0], cfg.sprt[1], cfg.sprt_alpha, cfg.sprt_beta) if cfg.sprt else None
     journal = Journal(out / "games.jsonl")
     resumed = len(journal.load())
@@ -75,7 +78,7 @@ def run_evaluation(cfg: EvalConfig, fresh: bool = False, echo=print) -> dict:
         echo(f"  resuming: {resumed} game(s) already in {journal.path}")
     start = time.perf_counter()
     records, stop = play_tournament(
-        schedule, lambda todo: make_executor(min(workers, todo), cfg.imports, cfg.start_method),
+        schedule, lambda todo: make_executor(min(workers, todo), cfg.imports, cfg.start_method, limits),
         journal, labels, cfg.save_games, sprt, cfg.progress)
     elapsed = time.perf_counter() - start
     res = analyze(records, schedule, labels, bootstrap=cfg.bootstrap, anchor=cfg.anchor_index(),
@@ -84,6 +87,8 @@ def run_evaluation(cfg: EvalConfig, fresh: bool = False, echo=print) -> dict:
         res["sprt"] = dict(stop.test.result.to_dict(), elo0=cfg.sprt[0], elo1=cfg.sprt[1],
                            alpha=cfg.sprt_alpha, beta=cfg.sprt_beta,
                            unit="duplicate set (one deal, every seating); score of the first agent")
+    res["time_limits"] = {"move": limits.move, "game": limits.game,
+                          "rule": "a seat over either limit forfeits: it ranks last, the others keep their order"}
     res["config"] = cfg.to_dict()
     res["seconds"] = round(elapsed, 1)
     write_json(out / "results.json", res)

@@ -240,9 +240,9 @@ def play_tournament(schedule: Schedule, executor_factory: Callable[[int], Execut
                     done[rec["game"]] = rec
                     bar.update(1)
                     if rec.get("error"):
-                        bar.write(f"game {rec['game']}: seat {rec.get('forfeit')} "
-                                  f"{'forfeits' if rec.get('forfeit') is not None else 'void'}: "
-                                  f"{rec['error'].splitlines()[0][:150]}")
+                        what = ("void" if rec.get("forfeit") is None
+                                else f"seat {rec['forfeit']} forfeits ({rec.get('forfeit_reason') or 'error'})")
+                        bar.write(f"game {rec['game']}: {what}: {rec['error'].splitlines()[0][:150]}")
                     if stop and stop.update(done):
                         bar.set_postfix_str(f"SPRT {stop.test.result.decision} LLR={stop.test.result.llr:.2f}")
                         break

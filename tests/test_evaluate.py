@@ -205,10 +205,13 @@ def test_forfeits_are_recorded_and_the_tournament_goes_on(tmp_path):
     assert res["games"] == 12
     # illegal forfeits all 8 of its games (its first move); crasher the 4 against first
     assert res["ratings"]["crasher:after=3"]["forfeits"] == 4 and res["ratings"]["illegal"]["forfeits"] == 8
+    assert res["ratings"]["crasher:after=3"]["forfeit_reasons"] == {"error": 4}
+    assert res["ratings"]["illegal"]["forfeit_reasons"] == {"illegal": 8}
     assert res["pairs"]["first vs crasher:after=3"]["wins"] == 4
     rows = list(csv.DictReader(open(Path(c.out) / "games.csv")))
     bad = [r for r in rows if r["forfeit"]]
     assert len(bad) == 12 and all(r["error"] for r in bad)
+    assert {r["forfeit_reason"] for r in bad} == {"error", "illegal"}
     assert any("crasher agent gives up" in r["error"] for r in bad)
     assert any("illegal action 999" in r["error"] for r in bad)
 
@@ -219,6 +222,9 @@ def test_bad_spec_fails_before_any_game(tmp_path):
         run_quiet(c)
     with pytest.raises(ValueError, match="bad parameters"):
         run_quiet(cfg(tmp_path, agents=["random", "crasher:bogus=1"]))
+    missing = tmp_path / "none.pt"
+    with pytest.raises(ValueError, match=f"bad agent spec 'checkpoint:{missing}': checkpoint not found"):
+        run_quiet(cfg(tmp_path, agents=["random", f"checkpoint:{missing}"]))
     assert not (Path(c.out) / "games.jsonl").exists()
 
 
@@ -253,7 +259,8 @@ def cli(*args, timeout=120):
 def test_cli_help():
     p = cli("--help")
     assert p.returncode == 0
-    for word in ("--agents", "--games", "--workers", "--sprt", "--save-games", "replay", "bootstrap", "Wilson"):
+    for word in ("--agents", "--games", "--workers", "--sprt", "--save-games", "replay", "bootstrap", "Wilson",
+                 "--move-time-limit", "--game-time-limit", "forfeit_reason"):
         assert word in p.stdout
     assert cli("replay", "--help").returncode == 0
 
@@ -280,3 +287,8 @@ def test_cli_clear_errors(tmp_path):
     bad.write_text("agents: [random, first]\nworkers: two\n")
     p = cli("--config", str(bad))
     assert p.returncode == 2 and "workers must be an integer" in p.stderr
+    p = cli("--agents", "random", "ismcts:time=nan", "--out", str(tmp_path / "y"))
+    assert p.returncode == 2 and "time must be a finite number of seconds > 0" in p.stderr
+    p = cli("--agents", "random", "greedy", "--move-time-limit", "inf", "--out", str(tmp_path / "z"))
+    assert p.returncode == 2 and "move_time_limit must be a finite number of seconds > 0" in p.stderr
+    assert not (tmp_path / "y").exists() and not (tmp_path / "z").exists()

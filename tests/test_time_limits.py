@@ -4,17 +4,63 @@ over the per-move or per-game time limit, even one that never returns."""
 
 from __future__ import annotations
 
+import csv
 import functools
+import json
+import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 import agents
-from agents.alphazero import AlphaZeroAgent
+from agents.base import _REGISTRY, Agent, register
+from agents.play import TimeLimits, play_game
+from engine import random_deal
 
 ROOT = Path(__file__).resolve().parents[1]
+THIS = str(Path(__file__).resolve())  # tournament workers import this file for its agents
+HELPERS = str(ROOT / "tests" / "test_evaluate_agents.py")  # registers "first"
 NET = str(ROOT / "models" / "alphazero_2p_best.pt")
 BAD_TIMES = ["nan", "inf", "-1", "0", "-inf"]
+
+
+def _register(name):
+    def wrap(cls):
+        return _REGISTRY[name] if name in _REGISTRY else register(name)(cls)
+
+    return wrap
+
+
+@_register("hang")
+class HangingAgent(Agent):
+    """Never returns from act(): what a stuck numba kernel looks like from outside."""
+
+    def act(self, observation, view) -> int:
+        threading.Event().wait()
+        raise AssertionError("unreachable")
+
+
+@_register("slow")
+class SlowAgent(Agent):
+    """Plays the lowest legal action after sleeping `seconds` (it always comes back)."""
+
+    def __init__(self, seconds: float = 0.5) -> None:
+        super().__init__()
+        self.seconds = seconds
+
+    def act(self, observation, view) -> int:
+        time.sleep(self.seconds)
+        return int(view.legal_actions()[0])
+
+
+@_register("vanish")
+class VanishingAgent(Agent):
+    """Kills its own process on its first move (a segfault in a kernel, the OOM killer)."""
+
+    def act(self, observation, view) -> int:
+        os._exit(3)
 
 
 # --- parameters: one rule, one message, for every agent -------------------------------------------
@@ -52,6 +98,8 @@ def test_bad_parameters_are_named_before_the_agent_is_built(spec, message):
 
 
 def test_check_spec_checks_checkpoint_files_without_building_the_agent(tmp_path, monkeypatch):
+    from agents.alphazero import AlphaZeroAgent
+
     @functools.wraps(AlphaZeroAgent.__init__)  # keeps the signature check_spec binds to
     def never(*args, **kwargs):
         raise AssertionError("check_spec built the agent")
@@ -76,3 +124,152 @@ def test_a_good_time_budget_is_kept():
     assert agents.make("ismcts:time=1").time == 1.0
     assert agents.make("ismcts:time=none").time is None
     assert agents.make("pimc:time=0.5,determinizations=4").time == 0.5
+
+
+# --- the game loop: a late move forfeits ------------------------------------------------------------
+def first_agent():
+    from evaluation.executor import load_plugins
+
+    load_plugins([HELPERS])
+    return agents.make("first")
+
+
+def test_a_move_over_the_move_limit_forfeits_in_the_game_loop():
+    rec = play_game([first_agent(), agents.make("slow:seconds=0.3")], random_deal(1), 2,
+                    limits=TimeLimits(move=0.05))
+    assert rec.forfeit == 1 and rec.forfeit_reason == "move_time_limit"
+    assert rec.error.startswith("move time limit: seat 1 (slow:seconds=0.3) took more than 0.05 s")
+    assert "the move took" in rec.error and rec.ranking == [0, 1] and rec.rewards == [1.0, -1.0]
+    assert len(rec.actions) == 1  # seat 0 moved; seat 1's late move was not played
+
+
+def test_a_seat_over_its_game_clock_forfeits():
+    rec = play_game([agents.make("slow:seconds=0.1"), first_agent()], random_deal(2), 2,
+                    limits=TimeLimits(move=30, game=0.25))
+    assert rec.forfeit == 0 and rec.forfeit_reason == "game_time_limit"
+    assert rec.error.startswith("game time limit: seat 0 (slow:seconds=0.1) took more than")
+    assert 2 <= len(rec.actions) <= 6  # seat 0 had two or three moves in 0.25 s
+
+
+def test_time_limits_are_checked():
+    for bad in (float("nan"), float("inf"), 0, -1, "1"):
+        with pytest.raises(ValueError, match="time limit must be a finite number of seconds > 0"):
+            TimeLimits(move=bad)
+        with pytest.raises(ValueError, match="time limit must be a finite number of seconds > 0"):
+            TimeLimits(game=bad)
+    assert TimeLimits(2, 5).budget(0) == (2, "move_time_limit")
+    assert TimeLimits(2, 5).budget(4) == (pytest.approx(1), "game_time_limit")
+    assert TimeLimits().budget(100) == (None, None)
+
+
+# --- tournaments ---------------------------------------------------------------------------------------
+def tournament(tmp_path, name="run", **kw):
+    from evaluation import EvalConfig, run_evaluation
+
+    base = dict(agents=["first", "hang"], games=2, seed=3, workers=1, out=str(tmp_path / name), bootstrap=20,
+                plots=False, progress=False, imports=[HELPERS, THIS], move_time_limit=0.3)
+    base.update(kw)
+    cfg = EvalConfig.from_dict(base)
+    return cfg, run_evaluation(cfg, echo=lambda *a: None)
+
+
+def rows(cfg):
+    return list(csv.DictReader(open(Path(cfg.out) / "games.csv")))
+
+
+def test_an_agent_that_never_returns_forfeits_and_the_tournament_completes(tmp_path):
+    cfg, res = tournament(tmp_path)
+    assert res["games"] == 2 and res["void_games"] == 0
+    assert res["ratings"]["hang"]["forfeits"] == 2
+    assert res["ratings"]["hang"]["forfeit_reasons"] == {"move_time_limit": 2}
+    assert res["ratings"]["first"]["forfeits"] == 0 and res["pairs"]["first vs hang"]["wins"] == 2
+    assert res["time_limits"]["move"] == 0.3 and res["time_limits"]["game"] == 9.0
+    table = rows(cfg)
+    assert [(r["forfeit"], r["forfeit_reason"]) for r in table] == [("1", "move_time_limit"), ("0", "move_time_limit")]
+    for r in table:
+        seat = int(r["forfeit"])
+        assert r[f"seat{seat}"] == "hang" and r["winner"] == "first" and r[f"rank{seat}"] == "1"
+        assert r["error"] == f"move time limit: seat {seat} (hang) took more than 0.3 s for its move"
+    assert table[0]["moves"] == "1" and table[1]["moves"] == "0"  # first moved before hang in game 0
+    journal = [json.loads(line) for line in open(Path(cfg.out) / "games.jsonl")]
+    assert all("never came back" in g["error"] for g in journal)  # stopped by the parent
+    # the same run again resumes from the journal: nothing is replayed, nothing changes
+    before = (Path(cfg.out) / "games.csv").read_text()
+    _, again = tournament(tmp_path)
+    assert (Path(cfg.out) / "games.csv").read_text() == before and again["ratings"] == res["ratings"]
+
+
+def test_a_slow_agent_over_the_move_limit_forfeits_in_a_tournament(tmp_path):
+    cfg, res = tournament(tmp_path, agents=["first", "slow:seconds=0.6"])
+    assert res["ratings"]["slow:seconds=0.6"]["forfeit_reasons"] == {"move_time_limit": 2}
+    journal = [json.loads(line) for line in open(Path(cfg.out) / "games.jsonl")]
+    assert all("the move took" in g["error"] for g in journal)  # caught by the game loop, not a kill
+
+
+def test_a_worker_that_dies_mid_move_is_a_forfeit_and_is_replaced(tmp_path):
+    cfg, res = tournament(tmp_path, agents=["first", "vanish"])
+    assert res["games"] == 2 and res["ratings"]["vanish"]["forfeit_reasons"] == {"crash": 2}
+    assert all("exit code 3" in r["error"] for r in rows(cfg))
+
+
+def test_normal_agents_play_the_same_games_under_limits(tmp_path, monkeypatch):
+    """A tournament under (default) limits, in a worker process, plays exactly the games
+    an unlimited in-process run plays."""
+    import evaluation.run as run_module
+    from evaluation.executor import SerialExecutor
+
+    limited, res = tournament(tmp_path, "limited", agents=["random", "first", "greedy"], games=4,
+                              move_time_limit=None)
+    assert res["time_limits"] == {"move": 60.0, "game": 1800.0, "rule": res["time_limits"]["rule"]}
+    assert all(r["forfeits"] == 0 for r in res["ratings"].values())
+    monkeypatch.setattr(run_module, "make_executor", lambda *a, **k: SerialExecutor([HELPERS, THIS]))
+    free, _ = tournament(tmp_path, "free", agents=["random", "first", "greedy"], games=4, move_time_limit=None)
+    assert (Path(limited.out) / "games.csv").read_text() == (Path(free.out) / "games.csv").read_text()
+
+
+# --- the config -------------------------------------------------------------------------------------
+def test_config_time_limits_are_checked_and_defaulted(tmp_path):
+    from evaluation import EvalConfig
+
+    def config(**kw):
+        return EvalConfig.from_dict(dict(agents=["random", "greedy"], **kw))
+
+    for bad in (float("nan"), float("inf"), 0, -2):
+        with pytest.raises(ValueError, match="move_time_limit must be a finite number of seconds > 0"):
+            config(move_time_limit=bad).validate()
+        with pytest.raises(ValueError, match="game_time_limit must be a finite number of seconds > 0"):
+            config(game_time_limit=bad).validate()
+    with pytest.raises(ValueError, match="move_time_limit must be a number of seconds"):
+        config(move_time_limit="soon")
+    with pytest.raises(ValueError, match=r"move_time_limit \(0.5 s\) must be above the agents' own per-move budget"):
+        EvalConfig.from_dict(dict(agents=["random", "ismcts:time=1"], move_time_limit=0.5)).validate()
+    assert config().time_limits() == TimeLimits(60.0, 1800.0)
+    assert config(move_time_limit=2).time_limits() == TimeLimits(2.0, 60.0)
+    assert config(move_time_limit=2, game_time_limit=7).time_limits() == TimeLimits(2.0, 7.0)
+    scaled = EvalConfig.from_dict(dict(agents=["random", "ismcts:time=10", "pimc:time=2"]))
+    assert scaled.time_limits() == TimeLimits(100.0, 3000.0)
+
+
+def test_config_checks_every_spec_and_checkpoint_before_any_game(tmp_path):
+    from evaluation import EvalConfig
+
+    missing = tmp_path / "gone.pt"
+    with pytest.raises(ValueError, match=f"bad agent spec 'checkpoint:{missing}': checkpoint not found"):
+        EvalConfig.from_dict(dict(agents=["random", f"checkpoint:{missing}"])).validate()
+    with pytest.raises(ValueError, match="bad agent spec 'alphazero:.*,time=nan'"):
+        EvalConfig.from_dict(dict(agents=["random", f"alphazero:{NET},time=nan"])).validate()
+    EvalConfig.from_dict(dict(agents=["random", f"alphazero:{NET},time=0.1"])).validate()
+
+
+@pytest.mark.parametrize("spec", ["greedy", "policy:epsilon=0.3", "ismcts:iterations=30", "cheat:iterations=20",
+                                  "pimc:determinizations=3,iterations=30", f"alphazero:{NET},iterations=6",
+                                  f"alphazero:{NET},leaf=rollout,iterations=30"])
+def test_warm_up_does_not_change_how_an_agent_plays(spec):
+    """Tournament workers warm every agent up before its first timed move."""
+    games = []
+    for warm in (False, True):
+        agent = agents.make(spec, seed=5)
+        if warm:
+            agent.warm_up()
+        games.append(play_game([agent, agents.make("random")], random_deal(4), 2, seeds=[6, 7]).actions)
+    assert games[0] == games[1]
