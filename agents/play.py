@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from engine import GameState, rules
+from engine import GameState
 from engine.view import PlayerView
 
 from .base import Agent, seconds
