@@ -94,7 +94,8 @@ def check_deal(deal) -> np.ndarray:
     """Validate an explicit deal (40 tile values in draw order); return it as int8.
 
     Item 0 goes on the start cell, items 1-3 are removed, then each seat takes its
-    hand in seat order; the rest is the bag, drawn from the front.
+    hand in seat order; the rest is the bag, drawn from the front. Any integer dtype is
+    accepted, and integral floats (not NaN, inf or 1.5); bools are refused.
     """
     try:
         arr = np.asarray(deal)
