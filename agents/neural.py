@@ -7,7 +7,7 @@ import torch
 
 from . import features
 from .base import Agent, register
-from .nets import PolicyValueNet, load_net
+from .nets import PolicyValueNet, load_net, resolve_device
 
 
 class NetPolicy:
@@ -77,8 +77,10 @@ class NetAgent(Agent):
 
 @register("checkpoint")
 class CheckpointAgent(NetAgent):
-    """`checkpoint:PATH[,temperature=T,device=cpu]`: the raw policy stored in a checkpoint."""
+    """`checkpoint:PATH[,temperature=T,device=cpu]`: the raw policy stored in a checkpoint
+    (device: cpu, cuda[:N] or auto)."""
 
     def __init__(self, path: str, temperature: float = 0.0, device: str = "cpu"):
         self.path = path
+        device = resolve_device(device)
         super().__init__(NetPolicy(load_net(path, device), device), temperature)

@@ -368,5 +368,5 @@ class AlphaZeroTrainer:
             self.evaluator_optimizer.load_state_dict(state["evaluator_optimizer"])
         self.iteration, self.games, self.positions = state["iteration"], state["games"], state["positions"]
         self.rng.bit_generator.state = state["rng"]
-        torch.set_rng_state(state["torch_rng"])
+        torch.set_rng_state(state["torch_rng"].cpu())  # read_checkpoint maps tensors to the device
         self.buffer.load_state_dict(state["buffer"])

@@ -252,7 +252,7 @@ class PPOTrainer:
         self.iteration, self.env_steps, self.games = state["iteration"], state["env_steps"], state["games"]
         self.pool = state["pool"]
         self.rng.bit_generator.state = state["rng"]
-        torch.set_rng_state(state["torch_rng"])
+        torch.set_rng_state(state["torch_rng"].cpu())  # read_checkpoint maps tensors to the device
         self.envs.set_state(state["env"])
         self.obs, self.mask, self.current = state["obs"], state["mask"], state["current"]
         for key in ("kind", "learner_seat", "past_index", "episode"):
