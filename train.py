@@ -6,7 +6,10 @@
     python train.py --resume runs/quickstart --set iterations=200    # ... and train longer
 
 Every run writes runs/<name>/: the resolved config, checkpoint.pt (everything needed to
-resume), best.pt, metrics.csv, TensorBoard logs (tb/) and learning_curve.png.
+resume), best.pt, metrics.csv, TensorBoard logs (tb/) and learning_curve.png. The whole
+config (agent specs and the checkpoints they name included) is checked before any work
+starts; a resume checks the run's files first and refuses, changing nothing, if one is
+damaged.
 Evaluate a trained network with evaluate.py, e.g. `--agents checkpoint:runs/NAME/best.pt greedy`.
 """
 
@@ -21,13 +24,10 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from agents.nets import read_checkpoint, save_checkpoint
-from training.config import load_config, save_config
+from agents.nets import read_checkpoint, resolve_device, save_checkpoint
+from training.config import config_to_dict, load_config
 from training.evaluation import evaluate_policy
-from training.run import RunDir
-
-
-RESUMABLE_OVERRIDES = {"iterations", "eval.every", "eval.games"}
+from training.run import RESUMABLE_KEYS, RunDir
 
 
 def make_trainer(cfg, device):
@@ -47,42 +47,41 @@ def parse_args(argv=None):
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a config value, e.g. --set iterations=20 --set ppo.num_envs=32")
     parser.add_argument("--runs", default="runs", help="parent directory of run directories (default: runs)")
+    parser.add_argument("--salvage-metrics", action="store_true",
+                        help="with --resume: if metrics.csv is damaged, keep a copy of it and go on with its "
+                             "intact rows (without this, a damaged metrics.csv stops the resume)")
     args = parser.parse_args(argv)
     if bool(args.config) == bool(args.resume):
         parser.error("give exactly one of --config or --resume")
+    if args.salvage_metrics and not args.resume:
+        parser.error("--salvage-metrics goes with --resume")
     return args
 
 
 def main(argv=None) -> Path:
     args = parse_args(argv)
     if args.resume:
-        run_path = Path(args.resume)
-        cfg = load_config(run_path / "config.yaml", args.set)
         changed = {item.partition("=")[0].strip() for item in args.set}
-        if changed - RESUMABLE_OVERRIDES:
-            raise ValueError(f"--set {sorted(changed - RESUMABLE_OVERRIDES)} cannot change on --resume; "
-                             f"only {sorted(RESUMABLE_OVERRIDES)} can")
-        if changed:  # e.g. train longer: the run's saved config records the new value
-            save_config(run_path / "config.yaml", cfg)
+        if changed - RESUMABLE_KEYS:
+            raise ValueError(f"--set {sorted(changed - RESUMABLE_KEYS)} cannot change on --resume; "
+                             f"only {sorted(RESUMABLE_KEYS)} can")
+        run_path = Path(args.resume)
+        if not (run_path / "config.yaml").is_file():
+            raise ValueError(f"cannot resume: {run_path / 'config.yaml'} not found (is {run_path} a run directory?)")
+        try:
+            cfg = load_config(run_path / "config.yaml", args.set)
+        except ValueError as exc:
+            raise ValueError(f"cannot resume {run_path}: {run_path / 'config.yaml'}: {exc}") from exc
     else:
         cfg = load_config(args.config, args.set)
         run_path = Path(args.runs) / cfg.name
     torch.set_num_threads(cfg.torch_threads)
-    from agents.nets import resolve_device
-
     device = resolve_device(cfg.device)
     run = RunDir(run_path, cfg, resume=bool(args.resume))
     trainer = make_trainer(cfg, device)
     best_score = -np.inf
     if args.resume:
-        payload = read_checkpoint(run.checkpoint, device)
-        try:
-            trainer.net.load_state_dict(payload["model"])
-            trainer.load_state_dict(payload["trainer"])
-        except (KeyError, RuntimeError, ValueError) as exc:
-            raise SystemExit(f"error: checkpoint {run.checkpoint} does not match this config: {exc}")
-        best_score = payload.get("best_score", -np.inf)
-        print(f"resumed {run.path} at iteration {trainer.iteration}")
+        best_score = resume(run, trainer, device, args.salvage_metrics)
 
     progress = tqdm(total=cfg.iterations, initial=trainer.iteration, desc=f"{cfg.algorithm} {cfg.name}",
                     unit="it", dynamic_ncols=True)
@@ -101,7 +100,7 @@ def main(argv=None) -> Path:
             score = float(np.mean(rates)) if rates else it  # best.pt: the best mean win rate so far
             if score >= best_score:
                 best_score = score
-                save_checkpoint(run.best, trainer.net, iteration=it, config=cfg.__class__.__name__)
+                save_checkpoint(run.best, trainer.net, iteration=it, config=config_to_dict(cfg))
             save_checkpoint(run.checkpoint, trainer.net, trainer=trainer.state_dict(), best_score=best_score,
                             iteration=it)
         run.log(it, metrics)
@@ -113,6 +112,20 @@ def main(argv=None) -> Path:
     curve = run.plot_learning_curve()
     print(f"done: {run.path} (checkpoint {run.checkpoint}, best {run.best}, curve {curve})")
     return run.path
+
+
+def resume(run: RunDir, trainer, device, salvage_metrics: bool) -> float:
+    """Load the run's checkpoint into `trainer` and check the run's files against it
+    (nothing is written until all of it is found sound); returns the best eval score."""
+    payload = read_checkpoint(run.checkpoint, device)
+    try:
+        trainer.net.load_state_dict(payload["model"])
+        trainer.load_state_dict(payload["trainer"])
+    except (KeyError, RuntimeError, ValueError, TypeError) as exc:
+        raise SystemExit(f"error: checkpoint {run.checkpoint} does not match this config: {exc}")
+    run.resume_at(trainer.iteration, salvage_metrics)
+    print(f"resumed {run.path} at iteration {trainer.iteration}")
+    return payload.get("best_score", -np.inf)
 
 
 if __name__ == "__main__":

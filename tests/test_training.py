@@ -241,3 +241,124 @@ def test_a_network_reading_exposure_features_says_so_without_them():
         net(obs)
     logits, _ = net(obs, None, torch.zeros((1, rules.NUM_PLACEMENT_ACTIONS)))
     assert logits.shape == (1, rules.NUM_ACTIONS)
+
+
+# --- a run's files survive kills and are checked on resume ---------------------------------
+def small_run(tmp_path, **changes) -> Path:
+    cfg = write_config(tmp_path, iterations=2, **changes)
+    return train.main(["--config", str(cfg), "--runs", str(tmp_path / "runs")])
+
+
+def metrics_iterations(run: Path) -> list[int]:
+    return [int(r["iteration"]) for r in csv.DictReader((run / "metrics.csv").open())]
+
+
+def test_metrics_rows_are_appended_and_a_new_metric_adds_a_column(tmp_path):
+    from training.run import RunDir
+
+    run = RunDir(tmp_path / "r", config_from_dict(TINY), resume=False)
+    run.log(1, {"loss": 0.5})
+    inode = (run.metrics_csv).stat().st_ino
+    run.log(2, {"loss": 0.25})
+    assert run.metrics_csv.stat().st_ino == inode, "a row with known columns is appended in place"
+    run.log(3, {"loss": 0.125, "eval_win_rate_vs_random": 0.75})
+    rows = list(csv.DictReader(run.metrics_csv.open()))
+    assert [r["loss"] for r in rows] == ["0.5", "0.25", "0.125"]
+    assert [r["eval_win_rate_vs_random"] for r in rows] == ["", "", "0.75"]
+    assert sorted(p.name for p in run.path.iterdir()) == ["config.yaml", "metrics.csv", "tb"], "no temp files left"
+
+
+@pytest.mark.parametrize("tail", ["whole", "cut"])
+def test_resume_drops_rows_after_the_checkpoint_and_runs_them_again(tmp_path, tail):
+    """Killed after logging iteration 3 (or while writing its row), before its checkpoint."""
+    run = small_run(tmp_path)
+    path = run / "metrics.csv"
+    columns = len(next(csv.reader(path.open())))
+    with path.open("a") as f:
+        f.write("3" + "," * (columns - 1) + "\n" if tail == "whole" else "3,0.12")
+    text = path.read_text()
+    train.main(["--resume", str(run), "--set", "iterations=3"])
+    assert metrics_iterations(run) == [1, 2, 3]
+    assert list(csv.DictReader(path.open()))[-1]["seconds"] != ""
+    if tail == "cut":  # the damaged file is kept, though only rows that are run again were lost
+        assert (run / "metrics.csv.damaged").read_text() == text
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda text: text[:-7], "cut short"),  # a kill in the middle of writing the last row
+    (lambda text: "\n".join(text.splitlines()[:-1]) + "\n", "rows are missing"),  # a lost row
+    (lambda text: text.replace("\n2,", "\n7,"), "expected 2"),
+    (lambda text: "", "not a header"),
+])
+def test_resume_refuses_a_damaged_metrics_file_and_leaves_it(tmp_path, damage, message):
+    run = small_run(tmp_path)
+    path = run / "metrics.csv"
+    path.write_text(damage(path.read_text()))
+    before = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
+    with pytest.raises(ValueError, match=f"metrics.csv is damaged: .*{message}.*--salvage-metrics"):
+        train.main(["--resume", str(run), "--set", "iterations=3"])
+    assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == before, "nothing changed"
+
+
+def test_salvage_keeps_a_copy_of_a_damaged_metrics_file_and_goes_on(tmp_path, capsys):
+    run = small_run(tmp_path)
+    path = run / "metrics.csv"
+    damaged = path.read_text()[:-7]
+    path.write_text(damaged)
+    train.main(["--resume", str(run), "--set", "iterations=3", "--salvage-metrics"])
+    assert (run / "metrics.csv.damaged").read_text() == damaged
+    assert metrics_iterations(run) == [1, 2, 3]
+    rows = list(csv.DictReader(path.open()))
+    assert rows[0]["seconds"] != "" and rows[1]["seconds"] == "" and rows[2]["seconds"] != ""  # 2 was lost
+    assert "damaged file is saved as" in capsys.readouterr().out
+    train.main(["--resume", str(run), "--set", "iterations=4"])  # the salvaged file is sound
+    assert metrics_iterations(run) == [1, 2, 3, 4]
+
+
+def test_resume_refuses_a_damaged_config_and_leaves_it(tmp_path):
+    run = small_run(tmp_path)
+    config = run / "config.yaml"
+    text = config.read_text()
+    lines = text.splitlines(keepends=True)
+    for damaged, message in ((text + "\n  : [", "not valid YAML"), ("".join(lines[: len(lines) // 3]), "lacks the keys"),
+                             ("", "lacks the keys")):
+        config.write_text(damaged)
+        with pytest.raises(ValueError, match=f"config.yaml.*{message}"):
+            train.main(["--resume", str(run), "--set", "iterations=3"])
+        assert config.read_text() == damaged
+    config.write_text(text)
+    train.main(["--resume", str(run), "--set", "iterations=3"])
+    assert load_config(config).iterations == 3
+
+
+def test_a_config_typo_fails_before_any_training(tmp_path):
+    cfg = write_config(tmp_path, algorithm="alphazero", **{"eval.opponents": ["random", "greedyy"],
+                                                            "alphazero.pretrain_games": 10_000})
+    with pytest.raises(ValueError, match=r"eval\.opponents\[1\].*unknown agent 'greedyy'"):
+        train.main(["--config", str(cfg), "--runs", str(tmp_path / "runs")])
+    with pytest.raises(ValueError, match=r"eval\.opponents\[0\].*iterations"):
+        load_config(cfg, ["eval.opponents=['ismcts:iterations=-3']"])
+    with pytest.raises(ValueError, match=r"pretrain_teacher.*bad parameters"):
+        load_config(cfg, ["eval.opponents=[random]", "alphazero.pretrain_teacher=ismcts:iterationz=3"])
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["ppo=3"], "'ppo' must be a mapping"),
+    (["ppo=3", "ppo.num_envs=4"], "'ppo' is 3, not a section"),
+    (["iterations.every=3"], "'iterations' is 2, not a section"),
+    (["ppo..num_envs=3"], "must look like key.sub=value"),
+    (["ppo.opponents={self: lots}"], "weights must be numbers"),
+])
+def test_bad_overrides_are_clear_errors(tmp_path, overrides, message):
+    cfg = write_config(tmp_path)
+    args = ["--config", str(cfg), "--runs", str(tmp_path / "runs")]
+    with pytest.raises(ValueError, match=message):
+        train.main(args + [a for o in overrides for a in ("--set", o)])
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("name", ["/tmp/escape", "../escape", "a/b", "..", ".hidden", "", "runs\\x"])
+def test_a_run_name_must_be_one_plain_directory_name(tmp_path, name):
+    with pytest.raises(ValueError, match="config key 'name'"):
+        config_from_dict({**TINY, "name": name})

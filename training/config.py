@@ -1,13 +1,16 @@
 """Training configuration: typed dataclasses loaded from YAML, strictly.
 
 Every field has a default and a one-line meaning. Unknown keys, wrong types and bad
-values are clear errors that name the offending key. The resolved config is saved in
-every run directory, and a resumed run checks that it matches.
+values are clear errors that name the offending key, found when the config is loaded,
+before any training: agent specs (eval opponents, the warm start's teacher) are checked
+by the agents registry, checkpoint files they name included. The resolved config is
+saved in every run directory, and a resumed run checks that it matches.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -15,7 +18,8 @@ from pathlib import Path
 
 import yaml
 
-from agents.nets import NetConfig
+import agents
+from agents.nets import NetConfig, atomic_write
 
 
 @dataclass
@@ -93,6 +97,9 @@ class TrainConfig:
     eval: EvalConfig = field(default_factory=EvalConfig)
 
     def validate(self) -> None:
+        _check(RUN_NAME.fullmatch(self.name) is not None, "name",
+               f"{self.name!r} must be a plain directory name (letters, digits, '.', '_', '-'; no '/', "
+               "not starting with '.'): the run is written to runs/<name>")
         _check(self.algorithm in ("ppo", "alphazero"), "algorithm", "must be 'ppo' or 'alphazero'")
         _check(self.num_players in (2, 3, 4), "num_players", "must be 2, 3 or 4")
         _check(not self.team or self.num_players == 4, "team", "the team variant needs num_players: 4")
@@ -106,8 +113,9 @@ class TrainConfig:
         _check(0 <= self.ppo.points_reward <= 1, "ppo.points_reward", "must be in [0, 1]")
         unknown = set(self.ppo.opponents) - {"self", "past", "random", "greedy"}
         _check(not unknown, "ppo.opponents", f"unknown kinds {sorted(unknown)}; use self, past, random, greedy")
-        _check(all(w >= 0 for w in self.ppo.opponents.values()) and sum(self.ppo.opponents.values()) > 0,
-               "ppo.opponents", "weights must be >= 0 and not all 0")
+        weights = list(self.ppo.opponents.values())
+        _check(all(isinstance(w, (int, float)) and not isinstance(w, bool) and w >= 0 for w in weights)
+               and sum(weights) > 0, "ppo.opponents", "weights must be numbers >= 0 and not all 0")
         _check(self.alphazero.pretrain_games >= 0 and self.alphazero.pretrain_steps >= 1, "alphazero.pretrain_games",
                "pretrain_games must be >= 0 and pretrain_steps >= 1")
         _check(not (self.algorithm == "ppo" and self.net.exposure_skip), "net.exposure_skip",
@@ -126,6 +134,27 @@ class TrainConfig:
             _check(getattr(self.alphazero, key) >= 1, f"alphazero.{key}", "must be >= 1")
         _check(self.eval.every >= 1 and self.eval.games >= 0, "eval", "every must be >= 1 and games >= 0")
         _check(self.net.channels >= 1 and self.net.blocks >= 0, "net", "channels >= 1 and blocks >= 0")
+        self._check_agent_specs()
+
+    def _check_agent_specs(self) -> None:
+        """Every agent the run will build, checked now rather than when it is first used
+        (an eval opponent's typo would otherwise surface after the first iterations)."""
+        for i, spec in enumerate(self.eval.opponents):
+            _check_spec(spec, f"eval.opponents[{i}]")
+        if self.alphazero.pretrain_teacher != "greedy":
+            _check_spec(self.alphazero.pretrain_teacher, "alphazero.pretrain_teacher")
+
+
+# A run directory's name: one plain path component, so runs/<name> stays inside runs/.
+RUN_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
+
+
+def _check_spec(spec, key: str) -> None:
+    _check(isinstance(spec, str) and spec.strip() != "", key, f"must be an agent spec string, got {spec!r}")
+    try:
+        agents.check_spec(spec)
+    except ValueError as exc:
+        raise ValueError(f"config key {key!r}: {exc}") from exc
 
 
 def _check(ok: bool, key: str, message: str) -> None:
@@ -136,7 +165,8 @@ def _check(ok: bool, key: str, message: str) -> None:
 def _build(cls, data: dict, prefix: str):
     """Instantiate dataclass `cls` from a mapping, rejecting unknown keys and bad types."""
     if not isinstance(data, dict):
-        raise ValueError(f"config section {prefix or 'top level'!r} must be a mapping, got {type(data).__name__}")
+        section = prefix.rstrip(".") or "top level"
+        raise ValueError(f"config section {section!r} must be a mapping, got {type(data).__name__}: {data!r}")
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = set(data) - set(fields)
@@ -192,20 +222,58 @@ def load_config(path: str | Path, overrides: list[str] = ()) -> TrainConfig:
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"config file not found: {path}")
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise ValueError(f"config file {path} is not valid YAML: {exc}") from exc
+    data = read_config_file(path)
     for item in overrides:
-        key, eq, text = item.partition("=")
-        if not eq:
-            raise ValueError(f"override {item!r} must look like key.sub=value")
-        node = data
-        parts = key.strip().split(".")
-        for part in parts[:-1]:
-            node = node.setdefault(part, {})
-        node[parts[-1]] = yaml.safe_load(text)
+        apply_override(data, item)
     return config_from_dict(data)
+
+
+def read_config_file(path: str | Path) -> dict:
+    """The mapping in a YAML config file (an empty file is an empty mapping)."""
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ValueError(f"config file {path} is not valid YAML: {exc}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ValueError(f"config file {path} must hold a mapping of config keys, got {type(data).__name__}")
+    return data
+
+
+def apply_override(data: dict, item: str) -> None:
+    """Set one "a.b=value" override (value parsed as YAML) in a config mapping."""
+    key, eq, text = item.partition("=")
+    parts = [p.strip() for p in key.split(".")]
+    if not eq or not all(parts):
+        raise ValueError(f"override {item!r} must look like key.sub=value")
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"override {item!r}: the value is not valid YAML: {exc}") from exc
+    node = data
+    for depth, part in enumerate(parts[:-1]):
+        if node.get(part) is None:  # absent, or an empty section (`ppo:` with nothing under it)
+            node[part] = {}
+        node = node[part]
+        if not isinstance(node, dict):
+            section = ".".join(parts[:depth + 1])
+            raise ValueError(f"override {item!r}: config key {section!r} is {node!r}, not a section with sub-keys")
+    node[parts[-1]] = value
+
+
+def missing_keys(data: dict) -> tuple[list[str], list[str]]:
+    """(top-level, nested) keys of TrainConfig that a config mapping leaves out. A saved
+    run config holds every key; one without some was cut short or written by an older
+    version."""
+    hints = typing.get_type_hints(TrainConfig)
+    top, nested = [], []
+    for f in dataclasses.fields(TrainConfig):
+        if f.name not in data:
+            top.append(f.name)
+        elif dataclasses.is_dataclass(hints[f.name]) and isinstance(data[f.name], dict):
+            nested += [f"{f.name}.{g.name}" for g in dataclasses.fields(hints[f.name]) if g.name not in data[f.name]]
+    return top, nested
 
 
 def config_to_dict(cfg: TrainConfig) -> dict:
@@ -213,4 +281,6 @@ def config_to_dict(cfg: TrainConfig) -> dict:
 
 
 def save_config(path: str | Path, cfg: TrainConfig) -> None:
-    Path(path).write_text(yaml.safe_dump(config_to_dict(cfg), sort_keys=False))
+    """Write the resolved config, all or nothing (`agents.nets.atomic_write`)."""
+    text = yaml.safe_dump(config_to_dict(cfg), sort_keys=False)
+    atomic_write(path, lambda f: f.write(text.encode()))
