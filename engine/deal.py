@@ -25,7 +25,7 @@ def normalize_seed(seed: int | None) -> int:
 
 
 def random_deal(seed: int | None = None) -> np.ndarray:
-    """The 40 tile values in draw order for `seed` (see RULES.md, "Explicit deal")."""
+    """The 40 tile values in draw order for `seed` (see docs/rules.md, "The deal convention")."""
     out = np.empty(rules.NUM_TILES, dtype=np.int8)
     shuffle_deal(normalize_seed(seed), out)
     return out

@@ -73,7 +73,7 @@ class GameState:
 
     @classmethod
     def from_deal(cls, deal, num_players: int = 2, team: bool = False) -> "GameState":
-        """A game from an explicit deal: 40 tile values in draw order (RULES.md)."""
+        """A game from an explicit deal: 40 tile values in draw order (docs/rules.md)."""
         rules.check_game_options(num_players, team)
         deal = rules.check_deal(deal)
         grid = np.zeros((layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16)

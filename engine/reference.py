@@ -1,10 +1,10 @@
-"""Plain-Python reference engine of 24/7: The Game — the executable form of RULES.md.
+"""Plain-Python reference engine of 24/7: The Game — the executable form of the rules (docs/rules.md).
 
 This engine is the oracle the fast numba engine is differential-tested against, so it
 favours clarity over speed: the board is a 7x7 list of lists, every line is found by
-walking the board, and every rule is checked literally. Comments cite RULES.md.
+walking the board, and every rule is checked literally. Comments cite the rules.
 
-Conventions (RULES.md "Digital conventions"):
+Conventions (docs/rules.md, "Action encoding" and "The deal convention"):
 - Placement action `cell * 10 + (value - 1)` (0..489), cell = row * 7 + col; pass = 490.
 - Explicit deal: item 0 on the start cell, items 1-3 removed, then seat 0 takes
   hand_size items, seat 1 the next, ...; the rest is the bag, drawn from the front.

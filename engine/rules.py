@@ -1,7 +1,7 @@
 """The facts of 24/7 as data: board, tiles, action ids and minutes.
 
 This module is the single source of truth for every constant and encoding of the
-game (RULES.md). Both engines (the plain-Python reference and the numba kernels),
+game (docs/rules.md). Both engines (the plain-Python reference and the numba kernels),
 the environments and the agents import from here.
 """
 
@@ -215,7 +215,7 @@ def _raise_line_over_cap(flat, game, axis, r, c, dr, dc):
     total = int(sum(board[cell] for cell in cells))
     where = f" on board {game}" if flat.shape[0] > 1 else ""
     raise ValueError(f"the {axis} line {cells}{where} sums to {total}; no line may sum to more than "
-                     f"{LINE_CAP} (RULES.md, legal placement)")
+                     f"{LINE_CAP} (docs/rules.md, 'A turn')")
 
 
 def _on_board(row: int, col: int) -> bool:

@@ -6,10 +6,10 @@ agents                 ``player_0 .. player_{n-1}`` (n = 2, 3 or 4; team: 4)
 actions                Discrete(491), team variant Discrete(501)
 observations           ``{"observation": Box(1338,) float32, "action_mask": Box(A,) int8}``
 rewards                at the end only: +1/-1/0 (2 players, teams), mean pairwise
-                       result with 3-4 players (RULES.md)
+                       result with 3-4 players (docs/rules.md)
 =====================  ==========================================================
 
-Rules in brief (RULES.md is the law): 40 tiles (four each of 1..10) on a 7x7 board. On
+Rules in brief (docs/rules.md has them all): 40 tiles (four each of 1..10) on a 7x7 board. On
 your turn put one tile from your hand next to a tile (8-neighbourhood) so that no line
 (row, column, both diagonals; empty cells and Time Out stones break lines) through it
 sums to more than 24, score minutes for sums of 7 and 24, runs, sets and the 24/7 bonus
@@ -37,7 +37,7 @@ action fails an assertion (`AssertOutOfBoundsWrapper`), and calls out of order r
 (`OrderEnforcingWrapper`).
 
 Seeding: ``reset(seed=s)`` deals ``engine.random_deal(s)``; ``seed=None`` draws fresh
-entropy; ``reset(options={"deal": [40 values]})`` plays an explicit deal (RULES.md).
+entropy; ``reset(options={"deal": [40 values]})`` plays an explicit deal (docs/rules.md).
 
 Rendering: ``render_mode="ansi"`` returns the text board (scores, the hand of the agent to
 move, ``#`` Time Out, ``2x`` Double Time), ``"human"`` prints it, ``"rgb_array"`` returns

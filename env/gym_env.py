@@ -9,7 +9,7 @@ env `env.vector.TwentyFourSevenVectorEnv` (a different contract: every seat's tu
 observation space      ``Dict(observation=Box(1338,) float32, action_mask=Box(A,) int8)``
                        (`env.observation`; from the learner's seat)
 action space           Discrete(491), team variant Discrete(501) (`engine.rules`)
-reward                 the learner's final reward (RULES.md) on the last step, else 0
+reward                 the learner's final reward (docs/rules.md) on the last step, else 0
 termination            the game is over (or an illegal action, see below)
 truncation             never
 info                   ``action_mask`` (same as in the observation), ``seat`` (the

@@ -12,7 +12,7 @@ single_action_space      Discrete(491), team variant Discrete(501)
 observation_space        the batched Dict: ``observation (N, 1338)``, ``action_mask (N, A)``
 action_space             MultiDiscrete([A] * N)
 step(actions)            actions: int array (N,), one per game
-reward (N,) float64      the final reward (RULES.md) of the seat that just acted, when
+reward (N,) float64      the final reward (docs/rules.md) of the seat that just acted, when
                          its action ended the game; else 0
 terminated (N,) bool     the action ended the game; truncated is always False
 info["current_player"]   (N,) int64: the seat to move in the returned observation

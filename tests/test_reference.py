@@ -1,4 +1,4 @@
-"""Tests of the plain-Python reference engine against RULES.md (worked examples first)."""
+"""Tests of the plain-Python reference engine against the rules (docs/rules.md) (worked examples first)."""
 
 from collections import Counter
 

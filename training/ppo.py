@@ -4,7 +4,7 @@ Each game of the vector env gets, when it is dealt, an opponent kind drawn from
 ``ppo.opponents``: "self" (every seat is played, and learned from, by the current
 network), "past" (one learner seat; the others are played by a pooled snapshot),
 "random" or "greedy" (the built-in agents). The only reward is the final one
-(RULES.md), so each learner move is credited with its seat's final reward
+(docs/rules.md), so each learner move is credited with its seat's final reward
 (Monte Carlo return, gamma = 1) and the value head is the baseline. Moves of games
 still running when a batch ends wait in `pending` for the next batch.
 """
