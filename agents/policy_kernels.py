@@ -64,46 +64,6 @@ def _cell_best(grid, p, values):
 
 
 # --- the greedy placement, as a rollout policy ------------------------------------------------
-@njit(inline="always", cache=True)
-def greedy_scoring_placement(grid, info, rng):
-    """The mover's placement scoring the most minutes now, ties broken uniformly at
-    random; cell -1 when no placement scores (then all placements tie: the greedy move
-    is a uniformly random one, see `greedy_placement`). Returns (rng, padded cell, value).
-
-    Only the values that could score on a cell are scored (`sum_candidates` and
-    `run_set_candidates`)."""
-    mask = info[HAND_MASK + info[CURRENT]]
-    cells = open_cells(info)
-    best = 0
-    best_p = -1
-    best_v = 0
-    ties = 0
-    while cells:
-        p = lowest_bit_index(cells)
-        cells = without_lowest_bit(cells)
-        fits = mask & FITS_MASK[grid[p, CAP]]
-        if fits == 0:
-            continue
-        r0, r1, r2, r3 = lines_through(grid, p)
-        run_set = run_set_candidates(grid, p, r0, r1, r2, r3)
-        fits &= sum_candidates(r0, r1, r2, r3) | run_set
-        while fits:
-            v = lowest_bit_index(fits)
-            fits = without_lowest_bit(fits)
-            pts = placement_points(grid, p, v, r0, r1, r2, r3, run_set)
-            if pts > best:
-                best = pts
-                best_p = p
-                best_v = v
-                ties = 1
-            elif pts == best and pts > 0:
-                ties += 1
-                rng, r = rng_below(rng, ties)
-                if r == 0:
-                    best_p = p
-                    best_v = v
-    return rng, best_p, best_v
-
 
 # Safe values: after v goes on p, an open cell e just past an end of one of p's lines
 # lets the next player complete that line to 7 (its sum is 1..6) or to 24 (14..23).
@@ -142,11 +102,15 @@ def safe_values(grid, p):
             & _axis_safe(grid, p, 7, RUN_BEFORE + 6, RUN_AFTER + 6))
 
 
-@njit(inline="always", cache=True)
-def safe_greedy_placement(grid, info, rng):
-    """The greedy placement with a safety tie-break: the most minutes now (ties
-    uniformly); when nothing scores, a uniform *safe* placement (`safe_values`), else a
-    uniform one. Returns (rng, padded cell, value), cell -1 when only pass is legal."""
+@kernel
+def greedy_choice(grid, info, rng, safe):
+    """The mover's placement scoring the most minutes now, ties broken uniformly at
+    random; when nothing scores and `safe`, a uniform *safe* placement (`safe_values`).
+    Returns (rng, padded cell, value), cell -1 when neither exists (then every legal
+    placement ties: the greedy move is a uniformly random one).
+
+    Only the values that could score on a cell are scored (`sum_candidates` and
+    `run_set_candidates`)."""
     mask = info[HAND_MASK + info[CURRENT]]
     cells = open_cells(info)
     best = 0
@@ -180,50 +144,38 @@ def safe_greedy_placement(grid, info, rng):
                 if r == 0:
                     best_p = p
                     best_v = v
-        if best == 0:  # no scoring move yet: keep a uniform safe one in reserve
-            safe = fits & safe_values(grid, p)
-            k = POPCOUNT[safe]
+        if safe and best == 0:  # no scoring move yet: keep a uniform safe one in reserve
+            safe_fits = fits & safe_values(grid, p)
+            k = POPCOUNT[safe_fits]
             if k:
                 safe_total += k
                 rng, r = rng_below(rng, safe_total)
                 if r < k:  # this cell's block replaces the reserve with prob k / total
                     for _ in range(r):
-                        safe = without_lowest_bit(safe)
+                        safe_fits = without_lowest_bit(safe_fits)
                     safe_p = p
-                    safe_v = lowest_bit_index(safe)
+                    safe_v = lowest_bit_index(safe_fits)
     if best > 0:
         return rng, best_p, best_v
-    if safe_p >= 0:
-        return rng, safe_p, safe_v
-    return random_placement(grid, info, rng)
+    return rng, safe_p, safe_v
 
 
-@njit(inline="always", cache=True)
-def greedy_placement(grid, info, rng):
-    """The mover's placement scoring the most minutes now, ties broken uniformly at
-    random. Returns (rng, padded cell, value), or cell -1 when only pass is legal."""
-    rng, p, v = greedy_scoring_placement(grid, info, rng)
-    if p >= 0:
-        return rng, p, v
-    return random_placement(grid, info, rng)
-
-
-@njit(inline="always", cache=True)
+@kernel
 def policy_placement(grid, info, rng, epsilon, safe):
     """Epsilon-greedy: a uniformly random placement with probability epsilon / 2**32,
-    else the greedy one (`safe_greedy_placement` when `safe`, else `greedy_placement`).
-    Returns (rng, padded cell, value); cell -1 = pass."""
+    else the greedy one (`greedy_choice`, with its safety tie-break when `safe`), or a
+    uniformly random one when no placement scores (nor is safe). Returns (rng, padded
+    cell, value); cell -1 = pass. A compiled call shared by every rollout and policy
+    kernel: inlined, its scoring loops cost each caller seconds of compile time."""
     explore = epsilon >= EPSILON_SCALE
     if epsilon > 0 and not explore:
         rng, z = rng_next(rng)
         explore = np.int64(z >> np.uint64(32)) < epsilon
     if not explore:
-        if safe:
-            return safe_greedy_placement(grid, info, rng)
-        rng, p, v = greedy_scoring_placement(grid, info, rng)
+        rng, p, v = greedy_choice(grid, info, rng, safe)
         if p >= 0:
             return rng, p, v
-    return random_placement(grid, info, rng)  # (greedy: no placement scores, all tie)
+    return random_placement(grid, info, rng)
 
 
 @kernel

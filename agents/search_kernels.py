@@ -42,7 +42,7 @@ Each iteration:
    for at most `max_placements` placements (then the position is scored as if the game
    ended there).
 4. *Backup.* Every node on the path gets VISITS += 1 and every seat's reward added:
-   the rewards of RULES.md (+1/-1/0; 3-4 players: the mean against each other seat;
+   the rewards of docs/rules.md (+1/-1/0; 3-4 players: the mean against each other seat;
    teams: the team's result) of the final (or cut-off) position, plus
    ``margin * tanh(lead / 100)`` where ``lead`` is the seat's minutes minus the mean of
    the other seats' (teams: own team minus the other team): a graded signal that

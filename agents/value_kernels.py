@@ -3,7 +3,7 @@
 ISMCTS cuts its rollouts after a few placements and scores the cut position as if the
 game had ended there (who leads now, plus a margin term). `evaluate_position` replaces
 that guess with a value learned from finished games: every seat's expected final
-*search reward* (the RULES.md reward + ``margin * tanh(lead / 100)``, exactly what
+*search reward* (the docs/rules.md reward + ``margin * tanh(lead / 100)``, exactly what
 `agents.search_kernels.evaluate` gives an ended game), predicted from the features
 below of the simulated world's full state. One evaluation costs well under a
 microsecond of features plus a tiny MLP, so the search keeps most of its simulation rate
@@ -182,15 +182,14 @@ def _forward(net, x, h1, h2, out):
     _affine(net, w3, b3, h2, n2, n3, True, out)
 
 
-@njit(inline="always", cache=True)
+@kernels.kernel
 def evaluate_position(grid, info, net, features, hidden, best, out):
     """Every seat's value (out[s], absolute seats) of the world (grid, info) by the packed
     MLP `net`, read from the mover's features. Scratch: features float64
     (NUM_FEATURES,), hidden float64 (3, width), best int64 (4,)."""
     n = info[NUM_PLAYERS]
     mover = info[CURRENT]
-    _best_points(grid, info, best)
-    _features(grid, info, best, features)
+    _mover_features_into(grid, info, best, features)
     slot = hidden[2]
     _forward(net, features, hidden[0], hidden[1], slot)
     if info[TEAM] == 1:  # slots 0 and 2 are the mover's team

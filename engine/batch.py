@@ -27,7 +27,8 @@ def game_seed(seed, index):
 
 # Each prange body calls one NRT-free kernel with the whole arrays and the game index:
 # slicing (grid[i]) inside a parallel region with reference counting makes every thread
-# update the same array's atomic refcount (see env/step_kernels.py).
+# update the same array's atomic refcount (see env/step_kernels.py). The index goes in as
+# np.int64(i), else numba compiles each body kernel for an int64 and a uint64 index.
 @kernels.kernel
 def _reset_game(grid, info, i, deal, seeds, num_players, team):
     kernels.shuffle_deal(seeds[i], deal)
@@ -39,7 +40,7 @@ def batch_reset(grid, info, seeds, num_players, team):
     """Deal game i afresh from seeds[i] (the same deal as `random_deal(seeds[i])`)."""
     for i in prange(grid.shape[0]):
         deal = np.empty(rules.NUM_TILES, dtype=np.int64)
-        _reset_game(grid, info, i, deal, seeds, num_players, team)
+        _reset_game(grid, info, np.int64(i), deal, seeds, num_players, team)
 
 
 @njit(parallel=True, cache=True)
@@ -48,7 +49,7 @@ def batch_reset_where(grid, info, done, seeds, num_players, team):
     for i in prange(grid.shape[0]):
         if done[i]:
             deal = np.empty(rules.NUM_TILES, dtype=np.int64)
-            _reset_game(grid, info, i, deal, seeds, num_players, team)
+            _reset_game(grid, info, np.int64(i), deal, seeds, num_players, team)
 
 
 @kernels.kernel
@@ -60,7 +61,7 @@ def _legal_mask_game(grid, info, masks, i):
 def batch_legal_mask(grid, info, masks):
     """masks[i] = the legal-action mask of game i (width NUM_ACTIONS or NUM_TEAM_ACTIONS)."""
     for i in prange(grid.shape[0]):
-        _legal_mask_game(grid, info, masks, i)
+        _legal_mask_game(grid, info, masks, np.int64(i))
 
 
 @kernels.kernel
@@ -76,7 +77,7 @@ def batch_step(grid, info, actions, points):
     """Apply actions[i] to game i; points[i] = its minutes, or -1 if it was illegal
     (an illegal action, or a finished game, leaves that game unchanged)."""
     for i in prange(grid.shape[0]):
-        _step_game(grid, info, actions, points, i)
+        _step_game(grid, info, actions, points, np.int64(i))
 
 
 @kernels.kernel
@@ -88,7 +89,7 @@ def _playout_game(grid, info, seeds, placements, i):
 def batch_random_playout(grid, info, seeds, placements):
     """Finish every game with uniformly random legal actions."""
     for i in prange(grid.shape[0]):
-        _playout_game(grid, info, seeds, placements, i)
+        _playout_game(grid, info, seeds, placements, np.int64(i))
 
 
 @kernels.kernel

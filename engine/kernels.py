@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from . import rules
+from . import kernel_cache, rules
 from .layout import (
     BAG_POS, BD_DOUBLE, BD_IN7, BD_PAIRS, BD_PER_AXIS, BD_RUN_DOWN, BD_RUN_UP, BD_SET,
     BD_SUM24, BD_SUM7, BREAKDOWN, CAP, CAP_COUNTS, CELL_OF_PAD, CURRENT, DEAL, FRONTIER,
@@ -22,6 +22,12 @@ from .layout import (
     MAX_CAP, NUM_PLAYERS, OCCUPIED, ON_BOARD, OVER, PAD_OF_CELL, RUN_AFTER, RUN_BEFORE,
     SCORE, SHOWN, SHOWN_THIS_TURN, SUM_MASK, TEAM, TIMEOUT, TURN, VAL,
 )
+
+# Before any kernel below loads from numba's cache: drop the caches of every kernel file if
+# any of them changed (numba alone would keep other files' callers stale), and say so
+# when this process compiles.
+kernel_cache.check_sources()
+kernel_cache.announce_compiles()
 
 _LINE_CAP = rules.LINE_CAP
 _NUM_TILES = rules.NUM_TILES
@@ -186,7 +192,7 @@ def reset(grid, info, deal, num_players, team):
     # Every cell starts able to take any value; the border sinks are never read.
     for p in range(grid.shape[0]):
         grid[p, CAP] = MAX_CAP
-    _put_tile(grid, info, PAD_OF_CELL[rules.START_CELL], info[DEAL])
+    put_tile(grid, info, PAD_OF_CELL[rules.START_CELL], info[DEAL])
 
 
 @njit(inline="always", cache=True)
@@ -231,7 +237,8 @@ def _update_end(grid, e, other, line_sum, front, timeout, counts):
     return front | (on << e), timeout | ((on & (cap == 0)) << e), counts
 
 
-@njit(inline="always", cache=True)
+@njit("UniTuple(int64, 4)(int16[:, ::1], int64, int64, int64, int64, int64, int64, int64, int64)",
+      cache=True, _nrt=False)
 def _merge_axis(grid, p, v, step, before, after, front, timeout, counts):
     """Merge the runs on both sides of `p` with the new tile; update both ends.
     Returns the merged line packed as sum | length << 8, and the updated bitboards."""
@@ -269,97 +276,142 @@ def _put_tile(grid, info, p, v):
     return m0, m1, m2, m3
 
 
+@kernel
+def put_tile(grid, info, p, v):
+    """`_put_tile` as one compiled kernel, for setting up positions (not inlined there:
+    each inlined copy of the placement code costs seconds of compile time)."""
+    _put_tile(grid, info, p, v)
+
+
 # --- scoring -----------------------------------------------------------------------------
+# Runs and sets need board walks; they are rare (about 2% of placements), so every scorer
+# first decides from the two neighbours on each axis whether a walk can find anything and
+# then walks only those axes, in one loop over the axes: one copy of the walk per scorer
+# instead of twelve keeps numba's compile time down (it inlines, and copies, every helper).
+AXIS_STEPS = np.array([1, 8, 9, 7], dtype=np.int64)  # row, column, diagonal, anti-diagonal
+
+
 @njit(inline="always", cache=True)
-def _stretch(grid, p, v, step, left_delta, right_delta):
-    """Length of the maximal stretch through p where each step to the left changes the
-    value by left_delta and each step to the right by right_delta (0 = equal values)."""
+def _runs_and_set(grid, p, v, step):
+    """(run up, run down, set) through p on the axis of `step` for a tile v on p, each
+    the stretch's length, or 0 below 3. One walk to each side follows the three patterns
+    together while any continues: towards the left a run up falls by one a tile, a run
+    down rises by one, a set repeats v. Reads only the tiles beside p, never p itself."""
+    up_left = 0
+    down_left = 0
+    same_left = 0
     k = 1
     q = p - step
-    prev = v
     while True:
-        w = grid[q, VAL]
-        if w == 0 or w != prev + left_delta:
+        w = np.int64(grid[q, VAL])
+        more = False
+        if w != 0:
+            if up_left == k - 1 and w == v - k:
+                up_left = k
+                more = True
+            if down_left == k - 1 and w == v + k:
+                down_left = k
+                more = True
+            if same_left == k - 1 and w == v:
+                same_left = k
+                more = True
+        if not more:
             break
         k += 1
-        prev = w
         q -= step
+    up_right = 0
+    down_right = 0
+    same_right = 0
+    k = 1
     q = p + step
-    prev = v
     while True:
-        w = grid[q, VAL]
-        if w == 0 or w != prev + right_delta:
+        w = np.int64(grid[q, VAL])
+        more = False
+        if w != 0:
+            if up_right == k - 1 and w == v + k:
+                up_right = k
+                more = True
+            if down_right == k - 1 and w == v - k:
+                down_right = k
+                more = True
+            if same_right == k - 1 and w == v:
+                same_right = k
+                more = True
+        if not more:
             break
         k += 1
-        prev = w
         q += step
-    return k
+    up = 1 + up_left + up_right
+    down = 1 + down_left + down_right
+    same = 1 + same_left + same_right
+    return up if up >= 3 else 0, down if down >= 3 else 0, same if same >= 3 else 0
+
+
+@njit(inline="always", cache=True)
+def _may_run_or_set(grid, p, v, step, line):
+    """1 if a tile v on p could make a run or set on this axis, its line (packed
+    sum | length << 8, p included) given: the line holds 3 tiles and a neighbour of p
+    is v or v +- 1 (a tile: 0 is no tile). Else 0."""
+    a = np.int64(grid[p - step, VAL])
+    b = np.int64(grid[p + step, VAL])
+    near = ((a != 0) & (abs(a - v) <= 1)) | ((b != 0) & (abs(b - v) <= 1))
+    return np.int64(near & ((line >> LEN_SHIFT) >= 3))
+
+
+@njit(inline="always", cache=True)
+def _axes_to_walk(grid, p, v, m0, m1, m2, m3):
+    """Bit a set for each axis a whose line (m0..m3) could hold a run or set with v on p."""
+    return (_may_run_or_set(grid, p, v, 1, m0) | (_may_run_or_set(grid, p, v, 8, m1) << 1)
+            | (_may_run_or_set(grid, p, v, 9, m2) << 2) | (_may_run_or_set(grid, p, v, 7, m3) << 3))
 
 
 @njit(inline="always", cache=True)
 def _axis_sums(merged):
-    """(sum7, sum24, 24-in-7) of one merged line (packed sum | length << 8)."""
+    """(sum7, sum24, 24-in-7) of one merged line (packed sum | length << 8), each 0 or 1
+    (no branches: straight-line helpers are the cheapest for numba to inline)."""
     line_sum = merged & SUM_MASK
     length = merged >> LEN_SHIFT
-    is7 = 1 if (line_sum == 7 and length >= 2) else 0
-    is24 = 1 if line_sum == _LINE_CAP else 0
-    in7 = 1 if (is24 == 1 and length == 7) else 0
-    return is7, is24, in7
+    is24 = np.int64(line_sum == _LINE_CAP)
+    return np.int64((line_sum == 7) & (length >= 2)), is24, is24 & np.int64(length == 7)
 
 
 @njit(inline="always", cache=True)
-def _axis_combinations(grid, p, v, step, merged):
-    """What a tile of value v on p makes on one axis, the merged line given (packed
-    sum | length << 8). Returns (sum7, sum24, 24-in-7, run up, run down, set), run and
-    set lengths being 0 below 3. Reads only the tiles beside p, never p itself."""
-    is7, is24, in7 = _axis_sums(merged)
-    length = merged >> LEN_SHIFT
-    up = 0
-    down = 0
-    same = 0
-    if length >= 3:
-        a = grid[p - step, VAL]
-        b = grid[p + step, VAL]
-        # walk only when a neighbour could extend a run or set (rare)
-        if (a != 0 and a == v - 1) or b == v + 1:
-            up = _stretch(grid, p, v, step, -1, 1)
-        if a == v + 1 or (b != 0 and b == v - 1):
-            down = _stretch(grid, p, v, step, 1, -1)
-        if a == v or b == v:
-            same = _stretch(grid, p, v, step, 0, 0)
-    return is7, is24, in7, up if up >= 3 else 0, down if down >= 3 else 0, same if same >= 3 else 0
-
-
-@njit(inline="always", cache=True)
-def _axis_minutes(is7, is24, in7, up, down, same):
-    return (is7 * _SUM7 + is24 * _SUM24 + in7 * _IN7
-            + RUN_POINTS[up] + RUN_POINTS[down] + SET_POINTS[same])
-
-
-@njit(inline="always", cache=True)
-def _score_axis(grid, info, p, v, step, merged, axis):
-    """Minutes of one axis (before Double Time); records the breakdown.
-    Returns (minutes, is_24, is_7)."""
-    is7, is24, in7, up, down, same = _axis_combinations(grid, p, v, step, merged)
+def _record_sums(info, axis, is7, is24, in7):
+    """Write one axis's sums into the breakdown and clear its runs and set."""
     bd = BREAKDOWN + axis * BD_PER_AXIS
     info[bd + BD_SUM7] = is7
     info[bd + BD_SUM24] = is24
     info[bd + BD_IN7] = in7
-    info[bd + BD_RUN_UP] = up
-    info[bd + BD_RUN_DOWN] = down
-    info[bd + BD_SET] = same
-    return _axis_minutes(is7, is24, in7, up, down, same), is24, is7
+    info[bd + BD_RUN_UP] = 0
+    info[bd + BD_RUN_DOWN] = 0
+    info[bd + BD_SET] = 0
 
 
 @njit(inline="always", cache=True)
 def _score(grid, info, p, v, m0, m1, m2, m3):
     """Minutes of placing v on p, the four merged lines given; fills the breakdown."""
-    s0, a0, b0 = _score_axis(grid, info, p, v, 1, m0, 0)
-    s1, a1, b1 = _score_axis(grid, info, p, v, 8, m1, 1)
-    s2, a2, b2 = _score_axis(grid, info, p, v, 9, m2, 2)
-    s3, a3, b3 = _score_axis(grid, info, p, v, 7, m3, 3)
-    pairs = (a0 + a1 + a2 + a3) * (b0 + b1 + b2 + b3)
-    total = s0 + s1 + s2 + s3 + pairs * _PAIR
+    a7, a24, a_in = _axis_sums(m0)
+    b7, b24, b_in = _axis_sums(m1)
+    c7, c24, c_in = _axis_sums(m2)
+    d7, d24, d_in = _axis_sums(m3)
+    _record_sums(info, 0, a7, a24, a_in)
+    _record_sums(info, 1, b7, b24, b_in)
+    _record_sums(info, 2, c7, c24, c_in)
+    _record_sums(info, 3, d7, d24, d_in)
+    sevens = a7 + b7 + c7 + d7
+    twenty_fours = a24 + b24 + c24 + d24
+    pairs = twenty_fours * sevens
+    total = sevens * _SUM7 + twenty_fours * _SUM24 + (a_in + b_in + c_in + d_in) * _IN7 + pairs * _PAIR
+    walk = _axes_to_walk(grid, p, v, m0, m1, m2, m3)
+    while walk:
+        axis = lowest_bit_index(walk)
+        walk = without_lowest_bit(walk)
+        up, down, same = _runs_and_set(grid, p, v, AXIS_STEPS[axis])
+        bd = BREAKDOWN + axis * BD_PER_AXIS
+        info[bd + BD_RUN_UP] = up
+        info[bd + BD_RUN_DOWN] = down
+        info[bd + BD_SET] = same
+        total += RUN_POINTS[up] + RUN_POINTS[down] + SET_POINTS[same]
     info[BD_PAIRS] = pairs
     double = IS_DOUBLE_TIME[p] if total > 0 else 0
     info[BD_DOUBLE] = double
@@ -383,24 +435,46 @@ def lines_through(grid, p):
 
 
 @njit(inline="always", cache=True)
-def _hypothetical_axis(grid, p, v, step, line):
-    """(minutes, is_24, is_7) of one axis if v went on p, its line from `lines_through`."""
-    is7, is24, in7, up, down, same = _axis_combinations(grid, p, v, step, line + v)
-    return _axis_minutes(is7, is24, in7, up, down, same), is24, is7
+def _sum_minutes(v, r0, r1, r2, r3):
+    """Minutes of the sums of 7 and 24, 24-in-7 and 24/7 pairs that v makes with the
+    four lines (`lines_through`), before Double Time."""
+    s0, a0, i0 = _axis_sums(r0 + v)
+    s1, a1, i1 = _axis_sums(r1 + v)
+    s2, a2, i2 = _axis_sums(r2 + v)
+    s3, a3, i3 = _axis_sums(r3 + v)
+    sevens = s0 + s1 + s2 + s3
+    twenty_fours = a0 + a1 + a2 + a3
+    return (sevens * _SUM7 + twenty_fours * _SUM24 + (i0 + i1 + i2 + i3) * _IN7
+            + twenty_fours * sevens * _PAIR)
+
+
+@njit("int64(int16[:, ::1], int64, int64, int64, int64, int64, int64)", cache=True, _nrt=False)
+def _run_set_minutes(grid, p, v, r0, r1, r2, r3):
+    """Minutes of the runs and sets v would make on p, its four lines given
+    (`lines_through`), before Double Time: board walks, only on the axes where a
+    neighbour could extend one. Compiled once and called (scorers ask for it only for
+    the rare values that could make a run or set), not inlined into every scorer."""
+    total = 0
+    walk = _axes_to_walk(grid, p, v, r0 + v, r1 + v, r2 + v, r3 + v)
+    while walk:
+        axis = lowest_bit_index(walk)
+        walk = without_lowest_bit(walk)
+        up, down, same = _runs_and_set(grid, p, v, AXIS_STEPS[axis])
+        total += RUN_POINTS[up] + RUN_POINTS[down] + SET_POINTS[same]
+    return total
+
+
+@njit(inline="always", cache=True)
+def _doubled(p, total):
+    """Minutes `total` scored on p after Double Time (a 2x cell doubles a scoring move)."""
+    return total << IS_DOUBLE_TIME[p] if total > 0 else total
 
 
 @njit(inline="always", cache=True)
 def points_on_lines(grid, p, v, r0, r1, r2, r3):
     """The minutes placing v on the open cell p would score now, its four lines given
     (`lines_through`); the state is not changed and legality is not checked."""
-    s0, a0, b0 = _hypothetical_axis(grid, p, v, 1, r0)
-    s1, a1, b1 = _hypothetical_axis(grid, p, v, 8, r1)
-    s2, a2, b2 = _hypothetical_axis(grid, p, v, 9, r2)
-    s3, a3, b3 = _hypothetical_axis(grid, p, v, 7, r3)
-    total = s0 + s1 + s2 + s3 + (a0 + a1 + a2 + a3) * (b0 + b1 + b2 + b3) * _PAIR
-    if total > 0:
-        total <<= IS_DOUBLE_TIME[p]
-    return total
+    return _doubled(p, _sum_minutes(v, r0, r1, r2, r3) + _run_set_minutes(grid, p, v, r0, r1, r2, r3))
 
 
 @njit(inline="always", cache=True)
@@ -408,17 +482,7 @@ def points_from_sums(p, v, r0, r1, r2, r3):
     """`points_on_lines` for a value that makes no run or set on p (not in
     `run_set_candidates`): only the sums of 7 and 24, 24-in-7 and the 24/7 pairs can
     score, and they follow from the four lines alone, without reading the board."""
-    s0, a0, i0 = _axis_sums(r0 + v)
-    s1, a1, i1 = _axis_sums(r1 + v)
-    s2, a2, i2 = _axis_sums(r2 + v)
-    s3, a3, i3 = _axis_sums(r3 + v)
-    sevens = s0 + s1 + s2 + s3
-    twenty_fours = a0 + a1 + a2 + a3
-    total = (sevens * _SUM7 + twenty_fours * _SUM24 + (i0 + i1 + i2 + i3) * _IN7
-             + twenty_fours * sevens * _PAIR)
-    if total > 0:
-        total <<= IS_DOUBLE_TIME[p]
-    return total
+    return _doubled(p, _sum_minutes(v, r0, r1, r2, r3))
 
 
 @njit(inline="always", cache=True)
@@ -496,9 +560,10 @@ def placement_points(grid, p, v, r0, r1, r2, r3, run_set):
     (`lines_through`) and ``run_set = run_set_candidates(grid, p, r0, r1, r2, r3)``: a
     value outside run_set makes no run or set, so its minutes follow from the four lines
     alone (`points_from_sums`, no board reads); the others are scored on the board."""
+    total = _sum_minutes(v, r0, r1, r2, r3)
     if (run_set >> v) & 1:
-        return points_on_lines(grid, p, v, r0, r1, r2, r3)
-    return points_from_sums(p, v, r0, r1, r2, r3)
+        total += _run_set_minutes(grid, p, v, r0, r1, r2, r3)
+    return _doubled(p, total)
 
 
 # --- whole moves ----------------------------------------------------------------------------
@@ -541,7 +606,7 @@ def _end_turn(info):
 
 
 @njit(inline="always", cache=True)
-def place(grid, info, p, v):
+def _place(grid, info, p, v):
     """The mover places v on padded cell p (assumed legal). Returns the minutes."""
     seat = info[CURRENT]
     m0, m1, m2, m3 = _put_tile(grid, info, p, v)
@@ -557,7 +622,16 @@ def place(grid, info, p, v):
     return points
 
 
-@njit(inline="always", cache=True)
+@kernel
+def place(grid, info, p, v):
+    """`_place` compiled once, for the kernels of other modules (search, rollouts): each
+    inlined copy of the placement code costs seconds of compile time, and a call per
+    placement costs them nothing measurable. The engine's own game loops (`apply_action`,
+    `random_playout`) inline it: a call there cost 8% of a random playout."""
+    return _place(grid, info, p, v)
+
+
+@kernel
 def pass_turn(info):
     info[LAST_POINTS] = 0
     _end_turn(info)
@@ -569,7 +643,7 @@ def apply_action(grid, info, action):
     info[LAST_ACTION] = action
     if action < _PASS:
         cell = action // _MAX_VALUE
-        return place(grid, info, PAD_OF_CELL[cell], action % _MAX_VALUE + 1)
+        return _place(grid, info, PAD_OF_CELL[cell], action % _MAX_VALUE + 1)
     if action == _PASS:
         pass_turn(info)
         return 0
@@ -734,7 +808,7 @@ def random_playout(grid, info, rng):
         if p < 0:
             pass_turn(info)
         else:
-            place(grid, info, p, v)
+            _place(grid, info, p, v)
             placements += 1
     return rng, placements
 
@@ -772,7 +846,7 @@ def _beats(info, a, b):
 
 @kernel
 def rewards(info, out):
-    """Rewards per seat by RULES.md: +1/-1/0 for 2 players and teams; with 3-4 players
+    """Rewards per seat by docs/rules.md: +1/-1/0 for 2 players and teams; with 3-4 players
     the mean of +1/0/-1 against every other seat."""
     n = info[NUM_PLAYERS]
     if info[TEAM] == 1:
@@ -810,7 +884,7 @@ def setup_position(grid, info, pads, values, hands, bag, num_players, team, curr
     for p in range(grid.shape[0]):
         grid[p, CAP] = MAX_CAP
     for i in range(pads.shape[0]):
-        _put_tile(grid, info, pads[i], values[i])
+        put_tile(grid, info, np.int64(pads[i]), np.int64(values[i]))
     for seat in range(num_players):
         for v in range(1, _MAX_VALUE + 1):
             for _ in range(hands[seat, v]):

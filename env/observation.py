@@ -1,6 +1,6 @@
 """The observation of 24/7 for one seat: the single source of truth for every env.
 
-`encode(state, seat)` returns what `seat` may see (RULES.md "Hidden information") as one
+`encode(state, seat)` returns what `seat` may see (docs/rules.md, "Hidden information") as one
 flat ``float32`` vector of ``OBS_SIZE`` values: ``NUM_PLANES`` planes of 7x7
 (channel-major: value ``[c * 49 + row * 7 + col]``) followed by ``NUM_VECTOR_FEATURES``
 scalars. ``split(obs)`` gives ``(planes (..., C, 7, 7), vector (..., F))`` for a network.
@@ -147,27 +147,29 @@ def split(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 # --- the encoder kernel --------------------------------------------------------------------
+# Every env kernel calls the one compiled encoder, `_encode_and_mask`: inlined into each
+# of them, the encoder (with the scoring it inlines) cost seconds of compile time per
+# copy, and as a call it runs as fast (one call per observation).
 @njit(inline="always", cache=True)
 def _encode(grid, info, seat, out):
     """Write seat's observation of the game (grid, info) into out (float32, OBS_SIZE)."""
-    _encode_and_mask(grid, info, seat, out, _NO_MASK, False)
+    # no mask: out's bytes stand in for the int8 mask argument, which is not touched
+    _encode_and_mask(grid, info, seat, out, out.view(np.int8), np.bool_(False))
 
 
 @njit(inline="always", cache=True)
 def _encode_mover(grid, info, out, mask):
-    """The mover's observation into out and its legal mask into mask (all 0 once the game
-    is over), in one walk over the open cells: the same values as `_encode` followed by
-    `engine.kernels.legal_mask`, which the vector and AEC envs would otherwise run apart."""
-    _encode_and_mask(grid, info, info[CURRENT], out, mask, True)
+    """The mover's observation into out and its legal mask into mask (int8 0/1; all 0
+    once the game is over), in one walk over the open cells: the same values as `_encode`
+    followed by `engine.kernels.legal_mask`, which the envs would otherwise run apart.
+    Callers holding a bool mask pass ``mask.view(np.int8)``: one compiled encoder."""
+    _encode_and_mask(grid, info, info[CURRENT], out, mask, np.bool_(True))
 
 
-_NO_MASK = np.zeros(1, dtype=np.int8)
-
-
-@njit(inline="always", cache=True)
+@kernels.kernel
 def _encode_and_mask(grid, info, seat, out, mask, with_mask):
-    """`_encode`, and when `with_mask` (a constant at each call site, so the compiler
-    drops the other branch) seat is the mover and its legal mask goes into mask."""
+    """`_encode`, and when `with_mask` seat is the mover and its legal mask (int8) goes
+    into mask (else mask is not touched)."""
     for k in range(out.shape[0]):
         out[k] = 0.0
     if with_mask:
@@ -275,7 +277,7 @@ def encode_with_mask(grid, info, seat, out, mask):
     """Kernel: seat's observation into out and, if seat is to move, the legal mask (bool
     view, width 491 or 501) into mask; an all-False mask otherwise."""
     if info[CURRENT] == seat:
-        _encode_mover(grid, info, out, mask)
+        _encode_mover(grid, info, out, mask.view(np.int8))
     else:
         _encode(grid, info, seat, out)
         mask[:] = False
@@ -291,7 +293,7 @@ def encode_batch(grid, info, seats, out):
     """out[i] = observation of game i from seats[i] (out: float32 (N, OBS_SIZE)).
     The body slices in an NRT-free kernel (see env.step_kernels for why)."""
     for i in prange(grid.shape[0]):
-        _encode_game(grid, info, seats, out, i)
+        _encode_game(grid, info, seats, out, np.int64(i))
 
 
 def encode(state, seat: int | None = None, out: np.ndarray | None = None) -> np.ndarray:

@@ -1,0 +1,70 @@
+"""numba's cache of the project's kernels: every cached kernel module is covered by the
+cross-file invalidation rule, an edit drops the caches of all of them, and a cold cache
+(only) prints the compile notice."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from engine import kernel_cache
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_module_with_cached_kernels_is_listed():
+    cached = set()
+    for package in kernel_cache.PROJECT_PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            if re.search(r"njit\([^)]*cache=True|^@(kernels\.)?kernel\b", path.read_text(), re.M):
+                cached.add(path.relative_to(ROOT).as_posix())
+    assert cached == set(kernel_cache.KERNEL_FILES)
+
+
+def _fake_cache(directory: Path, stem: str) -> list[Path]:
+    files = [directory / f"{stem}.f-12.py311.nbi", directory / f"{stem}.f-12.py311.1.nbc"]
+    for f in files:
+        f.write_bytes(b"compiled")
+    return files
+
+
+def test_an_edit_of_one_kernel_file_drops_the_cache_of_all(tmp_path):
+    sources = [tmp_path / "src" / "kernels.py", tmp_path / "src" / "search_kernels.py"]
+    sources[0].parent.mkdir()
+    for s in sources:
+        s.write_text("x = 1\n")
+    caches = {s: tmp_path / f"cache_{s.stem}" for s in sources}
+    for c in caches.values():
+        c.mkdir()
+    unrelated = [caches[sources[0]] / "kernels.cpython-311.pyc", caches[sources[0]] / "other.g-3.py311.nbi"]
+    for f in unrelated:
+        f.write_bytes(b"keep")
+
+    def drop():
+        return kernel_cache.drop_stale(sources, cache_dir_for=caches.get)
+
+    assert drop()  # no fingerprint yet: whatever is cached predates the rule
+    files = _fake_cache(caches[sources[0]], "kernels") + _fake_cache(caches[sources[1]], "search_kernels")
+    assert not drop()  # nothing changed: the cache stays
+    assert all(f.exists() for f in files)
+    sources[0].write_text("x = 2\n")  # the engine changed: its callers' machine code is stale too
+    assert drop()
+    assert not any(f.exists() for f in files)
+    assert all(f.exists() for f in unrelated)
+    assert not drop()
+
+
+def _first_deal(cache_dir: Path) -> str:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir), PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", "import engine; print(engine.random_deal(5)[:3])"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stderr
+
+
+def test_compile_notice_on_a_cold_cache_only(tmp_path):
+    assert kernel_cache.NOTICE in _first_deal(tmp_path)
+    assert kernel_cache.NOTICE not in _first_deal(tmp_path)
