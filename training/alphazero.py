@@ -136,10 +136,15 @@ class AlphaZeroTrainer:
         masks = np.zeros((b, self.num_actions), dtype=np.bool_)
         state_features = np.zeros((b, value_kernels.NUM_FEATURES), dtype=np.float32)
         self.net.eval()
+        # the first self-play batch of a process shows its moves (numba compiles on first use)
+        first = not getattr(self, "_played", False)
+        self._played = True
+        bar = tqdm(desc="first self-play batch", unit="move", disable=not first, leave=False)
         while True:
             active = info[:, layout.OVER] == 0
             if not active.any():
                 break
+            bar.update(1)
             visits = search.run(grid, info, active, rng_state, self.rng,
                                 (self.ac.dirichlet_alpha, self.ac.dirichlet_fraction))
             movers = info[:, layout.CURRENT].copy()
@@ -161,6 +166,7 @@ class AlphaZeroTrainer:
                                  state_features[g].copy()))
             points = np.zeros(b, dtype=np.int64)
             batch_step(grid, info, np.where(active, actions, rules.PASS_ACTION), points)
+        bar.close()
         self._add_examples(examples, grid, info)
         self.games += b
         self.positions += len(examples)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 from torch import nn
+from tqdm import tqdm
 
 from agents.neural import NetPolicy
 from agents.nets import PolicyValueNet
@@ -132,7 +133,12 @@ class PPOTrainer:
         final_rewards = {}  # (game slot, episode) -> every seat's final reward
         finished = {k: [] for k in KINDS}
         self.net.eval()
-        for _ in range(self.pc.steps_per_iteration):
+        # the first batch of a process shows its steps: numba compiles the env and opponent
+        # kernels during its first step (once per machine; cached after)
+        first = not getattr(self, "_collected", False)
+        self._collected = True
+        for _ in tqdm(range(self.pc.steps_per_iteration), desc="collecting the first batch",
+                      unit="step", disable=not first, leave=False):
             learner = self._learner_rows()
             actions = np.zeros(n, dtype=np.int64)
             rows = np.flatnonzero(learner)
