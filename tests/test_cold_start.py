@@ -1,0 +1,38 @@
+"""benchmarks/cold_start.py measures a row in fresh processes over an empty numba cache,
+then a warm one: its JSON carries wall and CPU times, and the compile notice shows on
+the cold run only. (No figure is checked: speed is the benchmark's business.)"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "benchmarks" / "cold_start.py"
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=900)
+
+
+@pytest.mark.slow  # compiles the engine from an empty cache: 10-40 s depending on the load
+def test_engine_row_cold_then_warm():
+    proc = run("--rows", "engine", "--json")
+    assert proc.returncode == 0, proc.stderr
+    row = json.loads(proc.stdout.strip().splitlines()[-1])["rows"]["engine"]
+    for run_kind in ("cold", "warm"):
+        assert {"wall_s", "cpu_s", "setup_s", "first_s", "first_cpu_s"} <= set(row[run_kind])
+        assert row[run_kind]["wall_s"] > 0 and row[run_kind]["cpu_s"] > 0
+    assert row["cold"]["compile_notice"] and not row["warm"]["compile_notice"]
+
+
+def test_bad_arguments_are_clear_errors(tmp_path):
+    for args, message in [(("--root", str(tmp_path)), "not a checkout"), (("--timeout", "0"), "--timeout"),
+                          (("--rows", "nope"), "invalid choice")]:
+        proc = run(*args)
+        assert proc.returncode == 2 and message in proc.stderr, (args, proc.stderr)
