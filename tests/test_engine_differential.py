@@ -9,7 +9,7 @@ random, and "adversarial" ones that push lines towards 24 (highest value first, 
 points first) so Time Outs, 24s, 24-in-7, sets of 4 and long runs show up.
 
 The default run plays FAST_CHUNKS x FAST_CHUNK_GAMES = 1,000 games; the ``slow`` part
-plays SLOW_CHUNKS x SLOW_CHUNK_GAMES = 10,000 more in independent chunks (xdist spreads
+plays SLOW_CHUNKS x SLOW_CHUNK_GAMES = 5,000 more in independent chunks (xdist spreads
 them over workers). A second test rebuilds mid-game positions with `from_position` on
 both engines and compares *every* legal move from them, which reaches scoring
 situations a single line of play rarely does.
@@ -29,7 +29,7 @@ CONFIGS = ((2, False), (3, False), (4, False), (4, True))
 POLICIES = ("random", "high", "greedy", "mixed")
 
 FAST_CHUNKS, FAST_CHUNK_GAMES = 4, 250  # 1,000 games by default
-SLOW_CHUNKS, SLOW_CHUNK_GAMES = 20, 500  # 10,000 more under -m slow
+SLOW_CHUNKS, SLOW_CHUNK_GAMES = 10, 500  # 5,000 more under -m slow
 SLOW_SEED_BASE = 1_000_000
 
 # What a whole chunk must have produced, so the comparison is not vacuous.
