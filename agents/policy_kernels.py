@@ -21,13 +21,13 @@ from numba import njit
 from engine import rules
 from engine.determinize import _unseen_counts
 from engine.kernels import (
-    FITS_MASK, POPCOUNT, copy_state, kernel, lines_through, lowest_bit_index, open_cells,
-    pass_turn, place, placement_points, random_placement, random_playout, rng_below, rng_next,
+    FITS_MASK, POPCOUNT, apply_action, copy_state, kernel, lines_through, lowest_bit_index,
+    open_cells, pass_turn, placement_points, random_placement, random_playout, rng_below, rng_next,
     run_set_candidates, sum_candidates, without_lowest_bit,
 )
 from engine.layout import (
     CAP, CELL_OF_PAD, CURRENT, HAND, HAND_MASK, LEN_SHIFT, ON_BOARD, OVER,
-    PAD_OF_CELL, RUN_AFTER, RUN_BEFORE, SUM_MASK, VAL,
+    RUN_AFTER, RUN_BEFORE, SUM_MASK, VAL,
 )
 
 _MAX_VALUE = rules.MAX_VALUE
@@ -194,7 +194,7 @@ def rollout(grid, info, rng, epsilon, safe, max_placements):
         if p < 0:
             pass_turn(info)
         else:
-            place(grid, info, p, v)
+            apply_action(grid, info, CELL_OF_PAD[p] * _MAX_VALUE + v - 1)
             placements += 1
     return rng, placements
 
@@ -334,7 +334,7 @@ def _threat_after(grid, info, p, v, threat, open_now, unseen, sg, si):
     """The most minutes an unseen value could score on an open cell after v goes on p.
     Only the cells just past the ends of the four lines through p change."""
     copy_state(grid, info, sg, si)
-    place(sg, si, p, v)
+    apply_action(sg, si, CELL_OF_PAD[p] * _MAX_VALUE + v - 1)
     touched = np.int64(1) << p
     best = 0
     for step in (1, 8, 9, 7):

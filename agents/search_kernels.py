@@ -57,11 +57,11 @@ from numba import njit
 from engine import rules
 from engine.determinize import deal_unseen, unseen_tiles
 from engine.kernels import (
-    FITS_MASK, copy_state, count_placements, kernel, lowest_bit_index, open_cells, pass_turn,
-    place, points_if_placed, rewards, rng_below, without_lowest_bit,
+    FITS_MASK, apply_action, copy_state, count_placements, kernel, lowest_bit_index, open_cells,
+    points_if_placed, rewards, rng_below, without_lowest_bit,
 )
 from engine.layout import (
-    CAP, CELL_OF_PAD, CURRENT, HAND_MASK, NUM_PLAYERS, OVER, PAD_OF_CELL, SCORE, TEAM,
+    CAP, CELL_OF_PAD, CURRENT, HAND_MASK, NUM_PLAYERS, OVER, SCORE, TEAM,
 )
 
 from .policy_kernels import rollout, safe_values
@@ -117,14 +117,6 @@ def _init_node(nodes, values, n, action, parent, next_sibling):
     nodes[n, AVAIL] = 1
     for s in range(4):
         values[n, s] = 0.0
-
-
-@njit(inline="always", cache=True)
-def _apply(grid, info, action):
-    if action == _PASS:
-        pass_turn(info)
-    else:
-        place(grid, info, PAD_OF_CELL[action // _MAX_VALUE], action % _MAX_VALUE + 1)
 
 
 @njit(inline="always", cache=True)
@@ -265,10 +257,10 @@ def search(root_grid, root_info, observer, iterations, c, epsilon, safe, max_pla
                     meta[COUNT] = new + 1
                     _init_node(nodes, values, new, a, node, nodes[node, FIRST_CHILD])
                     nodes[node, FIRST_CHILD] = new
-                    _apply(sim_grid, sim_info, a)
+                    apply_action(sim_grid, sim_info, a)
                     node = new
                 break
-            _apply(sim_grid, sim_info, nodes[best, ACTION])
+            apply_action(sim_grid, sim_info, nodes[best, ACTION])
             node = best
         rng, _ = rollout(sim_grid, sim_info, rng, epsilon, safe, max_placements)
         if sim_info[OVER] == 0 and value_net.shape[0] > 0:
