@@ -119,7 +119,9 @@ def _init_node(nodes, values, n, action, parent, next_sibling):
         values[n, s] = 0.0
 
 
-@njit(inline="always", cache=True)
+# `_pick_untried` and `evaluate` run once per simulation: compiled kernels called from
+# `search`, not inlined into it (each inlined loop adds seconds to its compile time).
+@kernel
 def _pick_untried(grid, info, child_mask, num_legal, greedy, rng):
     """A legal action of this world that has no child yet: with `greedy`, the one the
     greedy rollout policy prefers (the most minutes now, then a safe one, see
@@ -167,7 +169,7 @@ def _first_untried(order, length, child_mask):
     return order[0]  # not reached: the root's untried actions are all in the order
 
 
-@njit(inline="always", cache=True)
+@kernel
 def evaluate(info, out, margin):
     """Every seat's reward at the end of a simulation (see the module doc)."""
     rewards(info, out)
@@ -252,7 +254,7 @@ def search(root_grid, root_info, observer, iterations, c, epsilon, safe, max_pla
                     if node == ROOT and root_order_len > 0:
                         a = _first_untried(root_order, root_order_len, child_mask)
                     else:
-                        rng, a = _pick_untried(sim_grid, sim_info, child_mask, num_legal, greedy_expand, rng)
+                        rng, a = _pick_untried(sim_grid, sim_info, child_mask, np.int64(num_legal), greedy_expand, rng)
                     new = meta[COUNT]
                     meta[COUNT] = new + 1
                     _init_node(nodes, values, new, a, node, nodes[node, FIRST_CHILD])
