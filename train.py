@@ -30,11 +30,15 @@ from training.evaluation import evaluate_policy
 from training.run import RESUMABLE_KEYS, RunDir
 
 
-def make_trainer(cfg, device):
+def make_trainer(cfg, device, run_path: Path | None = None):
     if cfg.algorithm == "ppo":
         from training.ppo import PPOTrainer
 
         return PPOTrainer(cfg, device)
+    if cfg.algorithm == "selfplay":
+        from training.selfplay import SelfPlayTrainer
+
+        return SelfPlayTrainer(cfg, device, run_path)
     from training.alphazero import AlphaZeroTrainer
 
     return AlphaZeroTrainer(cfg, device)
@@ -78,7 +82,7 @@ def main(argv=None) -> Path:
     torch.set_num_threads(cfg.torch_threads)
     device = resolve_device(cfg.device)
     run = RunDir(run_path, cfg, resume=bool(args.resume))
-    trainer = make_trainer(cfg, device)
+    trainer = make_trainer(cfg, device, run.path)
     best_score = -np.inf
     if args.resume:
         best_score = resume(run, trainer, device, args.salvage_metrics)

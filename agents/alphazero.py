@@ -12,11 +12,10 @@ import time
 from functools import partial
 
 import numpy as np
-import torch
 
 from engine import layout, rules
 from engine.determinize import SCRATCH_LEN
-from env.observation import OBS_SIZE, encode_arrays
+from env.observation import OBS_SIZE
 
 from . import features
 from .az_kernels import MAX_DEPTH, expand_and_backup, reset_trees, select_leaves
@@ -26,7 +25,6 @@ from .nets import load_net, resolve_device
 from .search import ISMCTSAgent
 
 
-EVALUATED_DEPTH = 1  # rollout placements before the fast evaluator scores a simulation
 LEAVES = ("value", "rollout")
 
 
@@ -114,17 +112,10 @@ class AlphaZeroAgent(Agent):
 
     leaf=value (default): AlphaZero's PUCT with the network's priors and its value at
     the leaves (`BatchedSearch`); `c` is the PUCT constant.
-    leaf=rollout: AlphaGo's other evaluator: the `ismcts` search (short greedy rollouts
-    at the leaves, its tuned defaults) with the root's children expanded in the order of
-    the network's policy instead of the greedy agent's, so with progressive widening the
-    simulations go to the moves the network ranks best; `prior` > 0 adds the policy's
-    probabilities as a progressive bias to the root's UCB and `widen` is ISMCTS's
-    progressive widening. One network call per move (~1.2 ms on one core, counted in
-    `time`), which leaves most of the budget to simulations. If the network carries a
-    fast evaluator (`agents.nets.Evaluator`) and `evaluator` is true (the default), the
-    rollouts stop after `depth` placements (default 1; ismcts's 4 without an evaluator)
-    and the evaluator scores the position reached, in numba, instead of ismcts's guess
-    that the current leader wins.
+    leaf=rollout: the old name of ``ismcts:net=PATH`` (see `agents.search`): ISMCTS with
+    the root ordered by the network's policy, `prior` its progressive bias, `widen`
+    ISMCTS's progressive widening, and the network's fast evaluator scoring rollouts cut
+    after `depth` placements.
 
     With `time`, searches until that many seconds have passed (iterations is then the
     cap on tree size). Team show actions are never chosen."""
@@ -142,22 +133,18 @@ class AlphaZeroAgent(Agent):
         boolean("evaluator", evaluator)
         self.check_arguments({"leaf": leaf, "prior": prior, "widen": widen, "depth": depth, "evaluator": evaluator})
         self.time = time
-        device = resolve_device(device)  # auto: CUDA when present
-        net = load_net(path, device)
-        policy = NetPolicy(net, device)
         self.guided = None
-        if leaf == "rollout":
-            evaluate = evaluator and net.evaluator is not None
+        if leaf == "rollout":  # the same search as ismcts:net=PATH
             options = {} if widen is None else {"widen": widen}  # else ismcts's default
-            if depth is not None or evaluate:
-                options["depth"] = depth if depth is not None else EVALUATED_DEPTH
-            self.guided = PolicyOrderedISMCTS(policy, prior=prior, iterations=iterations, time=time, **options)
-            if evaluate:
-                self.guided.use_evaluator(net.evaluator.packed())
-        elif time is None:
-            self.search = BatchedSearch(policy, 1, iterations, c)
-        else:  # search until the deadline, in a tree of at most `iterations` (>= 4096) nodes
-            self.search = BatchedSearch(policy, 1, 10**9, c, max_nodes=max(iterations, 4096))
+            self.guided = ISMCTSAgent(net=path, prior=prior, evaluator=evaluator, device=device, depth=depth,
+                                      iterations=iterations, time=time, **options)
+        else:
+            device = resolve_device(device)  # auto: CUDA when present
+            policy = NetPolicy(load_net(path, device), device)
+            if time is None:
+                self.search = BatchedSearch(policy, 1, iterations, c)
+            else:  # search until the deadline, in a tree of at most `iterations` (>= 4096) nodes
+                self.search = BatchedSearch(policy, 1, 10**9, c, max_nodes=max(iterations, 4096))
         self._active = np.ones(1, dtype=np.bool_)
 
     @classmethod
@@ -195,27 +182,3 @@ class AlphaZeroAgent(Agent):
         scores = np.full(len(visits), -1.0)
         scores[legal] = visits[legal]
         return int(np.argmax(scores))
-
-
-class PolicyOrderedISMCTS(ISMCTSAgent):
-    """ISMCTS whose root children are expanded in the order of a network's policy, with
-    the policy's probabilities as a progressive bias of weight `prior` in their UCB."""
-
-    def __init__(self, policy: NetPolicy, prior: float = 0.0, **kwargs):
-        super().__init__(**kwargs)
-        self.policy = policy
-        self._prior_weight = number("prior", prior)
-        self._obs = np.zeros((1, OBS_SIZE), dtype=np.float32)
-
-    def _rank_root(self, view) -> None:
-        grid, info = view.public_arrays()
-        encode_arrays(grid, info, view.seat, self._obs[0])
-        mask = view.legal_action_mask()[None, : self.policy.num_actions]
-        exposure = features.exposure(grid, info)[None] if self.policy.needs_exposure else None
-        logits, _ = self.policy.logits_values(self._obs, mask, exposure)
-        legal = np.flatnonzero(mask[0, : rules.NUM_PLACEMENT_ACTIONS])
-        order = legal[np.argsort(-logits[0, legal], kind="stable")]
-        if self._prior_weight > 0 and len(legal):  # the root's children are all among `legal`
-            self._prior[legal] = softmax(logits[0, legal])
-        self._order[: len(order)] = order
-        self._order_len = len(order)

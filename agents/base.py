@@ -99,6 +99,8 @@ BUILTIN_MODULES = {
     "cheating_mcts": "agents.search",
     "checkpoint": "agents.neural",
     "alphazero": "agents.alphazero",
+    "selfplay": "agents.selfplay",
+    "selfplay-policy": "agents.selfplay",
 }
 
 

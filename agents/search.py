@@ -44,10 +44,22 @@ determinizations 20        pimc only: worlds to search
 With 1,000 iterations the defaults amount to a shallow search over the ~16 moves the
 greedy agent ranks best, each judged by short greedy rollouts in sampled worlds.
 
-A learned evaluator can replace the end-of-rollout guess (`MCTSAgent.use_evaluator`,
-set by ``alphazero:PATH,leaf=rollout`` from a network's `agents.nets.Evaluator`): a
-rollout cut before the game's end is then scored by `agents.value_kernels` instead of
-as if the current leader had won.
+``ismcts`` also takes a trained network (``ismcts:net=PATH``, a checkpoint written by
+train.py): one forward pass per move orders the root's children by the network's
+policy instead of the greedy ranking (with progressive widening, the simulations go to
+the moves the network ranks best), ``prior`` > 0 adds the policy's probabilities as a
+progressive bias to the root's UCB, and if the network carries a fast evaluator
+(`agents.nets.Evaluator`) and ``evaluator`` is true, rollouts stop after ``depth``
+placements (default 1 instead of 4) and the evaluator scores the position reached, in
+numba (`agents.value_kernels`), instead of the guess that the current leader wins.
+The network call counts in ``time``.
+
+================ ========= ===========================================================
+net              none      ismcts only: a checkpoint whose policy orders the root
+prior            0         weight of the network's progressive bias at the root
+evaluator        true      score cut rollouts with the network's fast evaluator
+device           cpu       where the network runs: cpu, cuda[:N] or auto
+================ ========= ===========================================================
 
 Team variant: search agents never show tiles to their partner (show actions are never
 chosen), but they do use a tile the partner shows them.
@@ -72,6 +84,8 @@ from .policy_kernels import epsilon_threshold, greedy_ranking
 from .value_kernels import NO_EVALUATOR, NUM_FEATURES
 
 ROLLOUTS = ("random", "greedy", "epsilon")
+ROLLOUT_DEPTH = 4  # rollout placements at most, scored by the end-of-game guess
+EVALUATED_DEPTH = 1  # rollout placements before a network's fast evaluator scores the position
 EXPANSIONS = ("greedy", "policy", "random")
 _LOGS = sk.log_table()
 
@@ -82,7 +96,7 @@ class MCTSAgent(Agent):
     parameter_rules = {"rollout": partial(choice, allowed=ROLLOUTS), "expand": partial(choice, allowed=EXPANSIONS)}
 
     def __init__(self, iterations: int = 1000, time: float | None = None, c: float = 0.5,
-                 rollout: str = "epsilon", epsilon: float = 0.1, safe: bool = True, depth: int = 4,
+                 rollout: str = "epsilon", epsilon: float = 0.1, safe: bool = True, depth: int = ROLLOUT_DEPTH,
                  margin: float = sk.MARGIN, expand: str = "greedy", expand_after: int = 40,
                  widen: float = 0.5) -> None:
         super().__init__()
@@ -211,10 +225,14 @@ class MCTSAgent(Agent):
             visits[legal[0]] = 1
             return int(legal[0]), visits, np.zeros(rules.NUM_ACTIONS)
         self._order_len = 0
-        if self.expand == "greedy":
+        if self._ranks_root():
             self._rank_root(view)
         visits, value_sums = self._search(view)
         return self._best(visits, value_sums), visits, value_sums
+
+    def _ranks_root(self) -> bool:
+        """Whether the root's children are expanded in a computed order (`_rank_root`)."""
+        return self.expand == "greedy"
 
     def _rank_root(self, view) -> None:
         """Set the order in which the root's children are expanded (`_order[:_order_len]`):
@@ -249,7 +267,48 @@ class MCTSAgent(Agent):
 
 @register("ismcts")
 class ISMCTSAgent(MCTSAgent):
-    """Single-observer information-set MCTS (see the module doc)."""
+    """Single-observer information-set MCTS (see the module doc), optionally guided by a
+    trained network (`net`, `prior`, `evaluator`, `device`)."""
+
+    checkpoint_parameters = ("net",)
+
+    def __init__(self, net: str | None = None, prior: float = 0.0, evaluator: bool = True, device: str = "cpu",
+                 depth: int | None = None, **kwargs) -> None:
+        self.prior = number("prior", prior)
+        boolean("evaluator", evaluator)
+        if net is None and (prior != 0.0 or not evaluator or device != "cpu"):
+            raise ValueError("prior, evaluator and device are parameters of a network-guided search: give net=PATH")
+        if self.prior < 0:
+            raise ValueError(f"prior must be >= 0, got {prior}")
+        self.net_path = net
+        self._guide = None
+        packed = None
+        if net is not None:
+            from .guide import NetworkGuide  # torch is only imported for a network-guided search
+
+            self._guide = NetworkGuide(net, device)
+            packed = self._guide.packed_evaluator() if evaluator else None
+        if depth is None:
+            depth = EVALUATED_DEPTH if packed is not None else ROLLOUT_DEPTH
+        super().__init__(depth=depth, **kwargs)
+        if self._guide is not None:
+            self._prior_weight = self.prior
+        if packed is not None:
+            self.use_evaluator(packed)
+
+    def _ranks_root(self) -> bool:
+        return self._guide is not None or super()._ranks_root()
+
+    def _rank_root(self, view) -> None:
+        if self._guide is None:
+            super()._rank_root(view)
+            return
+        order, prior = self._guide.root_order(view, with_prior=self._prior_weight > 0)
+        self._order[: len(order)] = order
+        self._order_len = len(order)
+        if prior is not None:
+            self._prior[:] = 0.0
+            self._prior[order] = prior
 
     def _search(self, view):
         grid, info = view.public_arrays()
@@ -298,10 +357,18 @@ class PIMCAgent(MCTSAgent):
         return visits, values
 
 
-# make() checks parameters against the signature: show pimc's as MCTSAgent's plus its own.
-PIMCAgent.__init__.__signature__ = inspect.Signature(
-    [*inspect.signature(PIMCAgent.__init__).parameters.values()][:2]
-    + [p for name, p in inspect.signature(MCTSAgent.__init__).parameters.items() if name != "self"])
+def _show_search_parameters(cls) -> None:
+    """make() checks a spec's parameters against the constructor's signature: show a
+    subclass's as its own followed by MCTSAgent's (which it passes on as **kwargs)."""
+    own = [p for p in inspect.signature(cls.__init__).parameters.values() if p.kind != p.VAR_KEYWORD]
+    names = {p.name for p in own}
+    shared = [p for name, p in inspect.signature(MCTSAgent.__init__).parameters.items()
+              if name != "self" and name not in names]
+    cls.__init__.__signature__ = inspect.Signature(own + shared)
+
+
+_show_search_parameters(ISMCTSAgent)
+_show_search_parameters(PIMCAgent)
 
 
 @register("cheat")

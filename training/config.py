@@ -75,6 +75,26 @@ class AlphaZeroConfig:
 
 
 @dataclass
+class SelfPlayConfig:
+    """Generational self-play (algorithm: selfplay, see training/selfplay.py); the learner's
+    settings are the alphazero section's."""
+
+    warm_start_teacher: str = "ismcts:iterations=1000"  # generation 0 imitates this search's games
+    warm_start_games: int = 2000
+    games_per_generation: int = 1000  # self-play games of the previous generation's search
+    search: str = "iterations=1000,prior=3"  # ismcts parameters of self-play (net= is the generation's)
+    play: str = "time=0.01,prior=3"  # ismcts parameters of a generation on the ladder
+    target_power: float = 3.0  # policy target = visits ** power, normalised
+    train_steps: int = 1000  # policy/value minibatch steps per generation (one learning-rate cycle)
+    evaluator_steps: int = 3000  # fast-evaluator steps per generation (annealed)
+    window: int = 1  # generations of games the learner trains on (1 = only the newest)
+    workers: int = 0  # processes playing games (0 = one per CPU core)
+    ladder_games: int = 200  # ladder games per pair (0 = no ladder)
+    ladder_previous: int = 2  # earlier generations each new one plays on the ladder
+    ladder_anchors: list = field(default_factory=lambda: ["greedy", "ismcts:time=0.01"])
+
+
+@dataclass
 class EvalConfig:
     every: int = 10  # iterations between evaluations (and checkpoints)
     games: int = 40  # games per opponent (duplicate pairs: each deal from both seats)
@@ -84,7 +104,7 @@ class EvalConfig:
 @dataclass
 class TrainConfig:
     name: str = "run"  # the run directory is runs/<name>
-    algorithm: str = "ppo"  # "ppo" or "alphazero"
+    algorithm: str = "ppo"  # "ppo", "alphazero" or "selfplay" (generational expert iteration)
     seed: int = 0
     device: str = "auto"  # "auto" (CUDA when present), "cpu", "cuda"
     torch_threads: int = 1  # torch intra-op threads (1 avoids fighting numba and the OS)
@@ -94,13 +114,14 @@ class TrainConfig:
     net: NetConfig = field(default_factory=NetConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
     alphazero: AlphaZeroConfig = field(default_factory=AlphaZeroConfig)
+    selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
 
     def validate(self) -> None:
         _check(RUN_NAME.fullmatch(self.name) is not None, "name",
                f"{self.name!r} must be a plain directory name (letters, digits, '.', '_', '-'; no '/', "
                "not starting with '.'): the run is written to runs/<name>")
-        _check(self.algorithm in ("ppo", "alphazero"), "algorithm", "must be 'ppo' or 'alphazero'")
+        _check(self.algorithm in ALGORITHMS, "algorithm", f"must be one of {', '.join(ALGORITHMS)}")
         _check(self.num_players in (2, 3, 4), "num_players", "must be 2, 3 or 4")
         _check(not self.team or self.num_players == 4, "team", "the team variant needs num_players: 4")
         _check(self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:"), "device",
@@ -133,8 +154,30 @@ class TrainConfig:
         for key in ("games_per_iteration", "simulations", "batch_size", "train_steps_per_iteration", "replay_size"):
             _check(getattr(self.alphazero, key) >= 1, f"alphazero.{key}", "must be >= 1")
         _check(self.eval.every >= 1 and self.eval.games >= 0, "eval", "every must be >= 1 and games >= 0")
+        self._check_selfplay()
         _check(self.net.channels >= 1 and self.net.blocks >= 0, "net", "channels >= 1 and blocks >= 0")
         self._check_agent_specs()
+
+    def _check_selfplay(self) -> None:
+        sp = self.selfplay
+        for key in ("warm_start_games", "games_per_generation", "train_steps", "window"):
+            _check(getattr(sp, key) >= 1, f"selfplay.{key}", "must be >= 1")
+        for key in ("evaluator_steps", "workers", "ladder_games", "ladder_previous"):
+            _check(getattr(sp, key) >= 0, f"selfplay.{key}", "must be >= 0")
+        _check(sp.target_power > 0, "selfplay.target_power", "must be > 0")
+        if self.algorithm != "selfplay":
+            return
+        _check(sp.warm_start_teacher.split(":")[0] in ("ismcts", "pimc"), "selfplay.warm_start_teacher",
+               "must be an ismcts or pimc agent spec such as 'ismcts:iterations=1000'")
+        for key in ("search", "play"):
+            text = getattr(sp, key)
+            _check("net=" not in text.replace(" ", ""), f"selfplay.{key}",
+                   "must not name a network: each generation searches with its own")
+            _check_spec(f"ismcts:{text}" if text else "ismcts", f"selfplay.{key}")
+        _check(isinstance(sp.ladder_anchors, list), "selfplay.ladder_anchors", "must be a list of agent specs")
+        for i, spec in enumerate(sp.ladder_anchors):
+            _check_spec(spec, f"selfplay.ladder_anchors[{i}]")
+        _check_spec(sp.warm_start_teacher, "selfplay.warm_start_teacher")
 
     def _check_agent_specs(self) -> None:
         """Every agent the run will build, checked now rather than when it is first used
@@ -144,6 +187,8 @@ class TrainConfig:
         if self.alphazero.pretrain_teacher != "greedy":
             _check_spec(self.alphazero.pretrain_teacher, "alphazero.pretrain_teacher")
 
+
+ALGORITHMS = ("ppo", "alphazero", "selfplay")
 
 # A run directory's name: one plain path component, so runs/<name> stays inside runs/.
 RUN_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")

@@ -9,14 +9,19 @@ added by the trainer). The network then learns to predict in one forward pass wh
 search finds with a thousand simulations.
 
 Games are split into fixed chunks, each with its own seed, and the chunks' results are
-put back in chunk order, so the examples do not depend on the number of workers.
+put back in chunk order, so the examples do not depend on the number of workers. Given
+a `store` directory, every finished chunk is saved there (written whole, then renamed)
+and a later call with the same arguments loads it instead of playing it again: a
+killed run resumes without losing finished games.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
@@ -52,6 +57,24 @@ class TeacherGames:
             game=np.concatenate([p.game + o for p, o in zip(parts, offsets)]),
             mover=np.concatenate([p.mover for p in parts]),
             final_info=np.concatenate([p.final_info for p in parts]))
+
+    def save(self, path: Path) -> None:
+        """Write to `path` (.npz) all or nothing: a temporary file renamed over it."""
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "wb") as f:
+            np.savez(f, **dataclasses.asdict(self))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+
+    @staticmethod
+    def load(path: Path) -> "TeacherGames":
+        """Read a chunk written by `save` (no pickled objects are allowed in it)."""
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                return TeacherGames(**{f.name: data[f.name] for f in dataclasses.fields(TeacherGames)})
+        except (OSError, ValueError, KeyError) as exc:
+            raise ValueError(f"damaged self-play chunk {path}: {exc}; delete it to play its games again") from exc
 
 
 def play_chunk(teacher: str, seed: int, games: int, num_players: int, team: bool) -> TeacherGames:
@@ -95,23 +118,48 @@ def _play_chunk(args):
 
 
 def teacher_games(teacher: str, games: int, seed: int, num_players: int = 2, team: bool = False,
-                  workers: int = 0, progress: bool = True) -> TeacherGames:
-    """Play `games` teacher games in `workers` processes (0 = one per CPU core)."""
+                  workers: int = 0, progress: bool = True, store: str | Path | None = None) -> TeacherGames:
+    """Play `games` teacher games in `workers` processes (0 = one per CPU core); with
+    `store`, finished chunks are kept there and reused (see the module doc)."""
     chunks = [(teacher, seed * 1_000_003 + i, min(GAMES_PER_CHUNK, games - start), num_players, team)
               for i, start in enumerate(range(0, games, GAMES_PER_CHUNK))]
-    workers = workers or os.cpu_count() or 1
-    bar = tqdm(total=games, desc=f"teacher games ({teacher})", unit="game", disable=not progress)
-    parts = []
+    files = [None] * len(chunks)
+    parts: list[TeacherGames | None] = [None] * len(chunks)
+    if store is not None:
+        store = Path(store)
+        store.mkdir(parents=True, exist_ok=True)
+        files = [store / f"chunk_{i:05d}_seed{chunk[1]}.npz" for i, chunk in enumerate(chunks)]
+        for i, path in enumerate(files):
+            if path.is_file():
+                parts[i] = TeacherGames.load(path)
+    todo = [i for i, part in enumerate(parts) if part is None]
+    workers = min(workers or os.cpu_count() or 1, max(len(todo), 1))
+    bar = tqdm(total=games, initial=games - sum(chunks[i][2] for i in todo),
+               desc=f"games ({teacher})", unit="game", disable=not progress, dynamic_ncols=True)
+
+    def finished(i: int, part: TeacherGames) -> None:
+        parts[i] = part
+        if files[i] is not None:
+            part.save(files[i])
+        bar.update(chunks[i][2])
+
     if workers == 1:
-        for chunk in chunks:
-            parts.append(play_chunk(*chunk))
-            bar.update(chunk[2])
-    else:
+        for i in todo:
+            finished(i, play_chunk(*chunks[i]))
+    elif todo:
         import multiprocessing
 
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            for chunk, part in zip(chunks, pool.map(_play_chunk, chunks)):
-                parts.append(part)
-                bar.update(chunk[2])
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=_one_thread) as pool:
+            for i, part in zip(todo, pool.map(_play_chunk, [chunks[i] for i in todo])):
+                finished(i, part)
     bar.close()
     return TeacherGames.concatenate(parts)
+
+
+def _one_thread() -> None:
+    """Worker processes share the cores: one torch thread each (a network-guided search
+    makes one small forward pass per move)."""
+    import torch
+
+    torch.set_num_threads(1)

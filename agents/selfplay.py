@@ -1,0 +1,116 @@
+"""The shipped self-play networks under stable names.
+
+* ``selfplay[:time=S | iterations=N, prior=W, device=D]``: the network-guided search
+  (``ismcts:net=models/selfplay_<n>p.pt,...``) of the network that
+  ``configs/selfplay_<n>p.yaml`` trained for the game's player count;
+* ``selfplay-policy[:temperature=T, device=D]``: that network's raw policy, no search.
+
+The network is chosen when a game starts (`reset` tells the player count), so one spec
+plays 2- and 4-player games. A player count without a shipped network is a clear error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .base import Agent, number, positive_int, register, seconds
+from .neural import CheckpointAgent
+from .nets import resolve_device
+from .search import ISMCTSAgent
+
+MODELS = Path(__file__).resolve().parent.parent / "models"
+
+
+def shipped_network(num_players: int, team: bool = False) -> Path:
+    """The shipped self-play network for this game (ValueError if there is none)."""
+    path = MODELS / f"selfplay_{num_players}p.pt"
+    if team:
+        raise ValueError("no self-play network is shipped for the team variant; train one with "
+                         "configs/selfplay_4p.yaml --set team=true and play it as ismcts:net=PATH")
+    if not path.is_file():
+        raise ValueError(f"no self-play network is shipped for {num_players} players ({path} is missing); "
+                         f"train one with train.py (configs/selfplay_2p.yaml or selfplay_4p.yaml) and play "
+                         f"it as ismcts:net=runs/NAME/generations/gen_<last>.pt")
+    return path
+
+
+class _PerPlayerCount(Agent):
+    """Builds the agent for the game's player count at `reset`, keeps one per count."""
+
+    checkpoint_parameters = ()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._agents: dict[tuple[int, bool], Agent] = {}
+        self._current: Agent | None = None
+        self._seed: int | None = None
+
+    def _build(self, path: Path) -> Agent:
+        raise NotImplementedError
+
+    def seed(self, seed: int | None) -> None:
+        super().seed(seed)
+        self._seed = seed
+        for key, agent in self._agents.items():
+            agent.seed(self._inner_seed(key))
+
+    def _inner_seed(self, key: tuple[int, bool]) -> int | None:
+        return None if self._seed is None else self._seed * 5 + key[0]
+
+    def reset(self, seat: int, num_players: int, team: bool = False) -> None:
+        key = (num_players, bool(team))
+        if key not in self._agents:
+            agent = self._build(shipped_network(num_players, team))
+            agent.seed(self._inner_seed(key))
+            self._agents[key] = agent
+        self._current = self._agents[key]
+        self._current.reset(seat, num_players, team)
+
+    def warm_up(self) -> None:
+        self.reset(0, 2)
+        self._current.warm_up()
+
+    def act(self, observation, view) -> int:
+        if self._current is None:
+            raise ValueError(f"{self.name}: reset(seat, num_players, team) must start the game first")
+        return self._current.act(observation, view)
+
+
+@register("selfplay")
+class SelfPlayAgent(_PerPlayerCount):
+    """The shipped network's search (see the module doc); `time`/`iterations` as ismcts."""
+
+    def __init__(self, iterations: int = 1000, time: float | None = None, prior: float = 3.0,
+                 device: str = "cpu") -> None:
+        super().__init__()
+        if number("prior", prior) < 0:
+            raise ValueError(f"prior must be >= 0, got {prior}")
+        self.options = {"iterations": positive_int("iterations", iterations),
+                        "time": None if time is None else seconds("time", time), "prior": prior,
+                        "device": str(resolve_device(device))}
+
+    def _build(self, path: Path) -> Agent:
+        return ISMCTSAgent(net=str(path), **self.options)
+
+    def act_with_visits(self, view):
+        """As `ISMCTSAgent.act_with_visits`, with the network of the current game."""
+        return self._current.act_with_visits(view)
+
+
+@register("selfplay-policy")
+class SelfPlayPolicyAgent(_PerPlayerCount):
+    """The shipped network's raw policy (see the module doc)."""
+
+    needs_observation = True
+
+    def __init__(self, temperature: float = 0.0, device: str = "cpu") -> None:
+        super().__init__()
+        if number("temperature", temperature) < 0:
+            raise ValueError(f"temperature must be >= 0, got {temperature}")
+        self.options = {"temperature": temperature, "device": str(resolve_device(device))}
+
+    def _build(self, path: Path) -> Agent:
+        return CheckpointAgent(str(path), **self.options)
+
+
+__all__ = ["SelfPlayAgent", "SelfPlayPolicyAgent", "shipped_network"]

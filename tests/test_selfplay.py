@@ -1,0 +1,111 @@
+"""Generational self-play (training/selfplay.py), network-guided ismcts, the shipped agents."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import yaml
+
+import agents
+import train
+from agents.play import play_game
+from engine import random_deal
+from training import teacher
+from training.config import load_config
+from training.selfplay import generation_file
+
+TINY = {
+    "name": "tiny", "algorithm": "selfplay", "seed": 3, "num_players": 2, "iterations": 2,
+    "net": {"channels": 8, "blocks": 1, "points_skip": 20.0, "exposure_skip": 10.0, "evaluator_hidden": 8},
+    "alphazero": {"pretrain_steps": 4, "pretrain_evaluator_steps": 4, "batch_size": 16, "evaluator_batch_size": 16},
+    "selfplay": {"warm_start_teacher": "ismcts:iterations=8", "warm_start_games": 4, "games_per_generation": 32,
+                 "search": "iterations=8,prior=3", "play": "iterations=8", "train_steps": 4, "evaluator_steps": 4,
+                 "workers": 1, "ladder_games": 0},
+    "eval": {"every": 1, "games": 2, "opponents": ["greedy"]},
+}
+
+
+def write_config(tmp_path, **changes):
+    data = yaml.safe_load(yaml.safe_dump(TINY))
+    for key, value in changes.items():
+        node = data
+        *parents, last = key.split(".")
+        for part in parents:
+            node = node[part]
+        node[last] = value
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.fixture
+def played_chunks(monkeypatch):
+    """The (teacher spec, chunk seed) of every chunk of games actually played."""
+    played = []
+    real = teacher.play_chunk
+
+    def counting(spec, seed, games, num_players, team):
+        played.append((spec, seed))
+        return real(spec, seed, games, num_players, team)
+
+    monkeypatch.setattr(teacher, "play_chunk", counting)
+    return played
+
+
+@pytest.mark.slow
+def test_each_generation_learns_from_the_previous_generations_search(tmp_path, played_chunks):
+    run = train.main(["--config", str(write_config(tmp_path)), "--runs", str(tmp_path / "runs")])
+    for g in (0, 1):
+        assert generation_file(run, g).is_file()
+    specs = {spec for spec, _ in played_chunks}
+    # the warm start plays the plain teacher; generation 1 plays generation 0's own search
+    assert specs == {"ismcts:iterations=8", f"ismcts:net={generation_file(run, 0)},iterations=8,prior=3"}
+    agent = agents.make(f"ismcts:net={generation_file(run, 1)},iterations=8", seed=0)
+    record = play_game([agent, agents.make("greedy", seed=1)], random_deal(5), 2)
+    assert len(record.actions) > 0
+
+
+@pytest.mark.slow
+def test_resume_mid_generation_plays_only_the_missing_games(tmp_path, played_chunks):
+    config = write_config(tmp_path)
+    runs = tmp_path / "runs"
+    run = train.main(["--config", str(config), "--runs", str(runs), "--set", "iterations=1"])
+    # a kill during generation 1: its first chunk of 16 games finished and was stored
+    cfg = load_config(run / "config.yaml")
+    spec = f"ismcts:net={generation_file(run, 0)},{cfg.selfplay.search}"
+    seed = cfg.seed * 10_007 + 1
+    teacher.teacher_games(spec, 16, seed, 2, workers=1, progress=False, store=run / "games" / "gen_001")
+    played_chunks.clear()
+    train.main(["--resume", str(run), "--set", "iterations=2"])
+    assert [s for _, s in played_chunks] == [seed * 1_000_003 + 1]  # only the second chunk was played
+    assert generation_file(run, 1).is_file()
+
+
+def test_stored_chunks_round_trip_and_refuse_damage(tmp_path):
+    games = teacher.teacher_games("ismcts:iterations=4", 2, 1, 2, workers=1, progress=False, store=tmp_path)
+    again = teacher.teacher_games("ismcts:iterations=4", 2, 1, 2, workers=1, progress=False, store=tmp_path)
+    np.testing.assert_array_equal(games.policy, again.policy)
+    np.testing.assert_array_equal(games.final_info, again.final_info)
+    (chunk,) = tmp_path.glob("chunk_*.npz")
+    chunk.write_bytes(b"not a chunk")
+    with pytest.raises(ValueError, match="damaged self-play chunk"):
+        teacher.teacher_games("ismcts:iterations=4", 2, 1, 2, workers=1, progress=False, store=tmp_path)
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("selfplay.search", "net=x.pt,iterations=5", "must not name a network"),
+    ("selfplay.play", "iterations=0", "iterations"),
+    ("selfplay.ladder_anchors", ["greedyy"], "unknown agent"),
+    ("selfplay.warm_start_teacher", "greedy", "ismcts or pimc"),
+    ("selfplay.games_per_generation", 0, "must be >= 1"),
+])
+def test_bad_selfplay_config_is_refused_before_training(tmp_path, key, value, message):
+    with pytest.raises(ValueError, match=message):
+        load_config(write_config(tmp_path, **{key: value}))
+
+
+def test_network_guided_ismcts_checks_its_parameters(tmp_path):
+    with pytest.raises(ValueError, match="give net=PATH"):
+        agents.make("ismcts:prior=3")
+    with pytest.raises(ValueError, match="not found"):
+        agents.check_spec(f"ismcts:net={tmp_path / 'missing.pt'}")

@@ -1,0 +1,155 @@
+"""Generational self-play: expert iteration with the fast search as the improvement operator.
+
+Generation 0 (the warm start) imitates a plain search: `warm_start_games` games of
+`warm_start_teacher` (numba ISMCTS, no network) playing every seat. The network learns
+its root visit distributions (policy), the games' results (value) and, in its fast
+evaluator, the final search reward of every position (`agents.value_kernels`).
+
+Generation g >= 1 plays `games_per_generation` games of *generation g-1's own search*:
+``ismcts:net=generations/gen_<g-1>.pt,<search>``, i.e. ISMCTS whose root is ordered by
+network g-1's policy and whose cut rollouts are scored by evaluator g-1 (Anthony, Tian &
+Barber 2017: the apprentice guides the expert, the expert teaches the apprentice). The
+network then continues training on those games only (the last `window` generations),
+and searches generation g+1's games. Every training example after the warm start comes
+from the current generation's own play.
+
+After each generation the network is saved as ``runs/NAME/generations/gen_<g>.pt`` and
+rated on the Elo ladder (`evaluation.ladder`): duplicate-deal matches against the
+previous generations and fixed anchors, one Bradley-Terry scale, ``ladder.json`` and
+``ladder.png``. Games are played in worker processes, chunk by chunk, each finished chunk
+kept under ``runs/NAME/games/gen_<g>/``, so a killed run resumes mid-generation without
+playing a finished game again.
+
+The learner's settings (batch size, learning rates, weight decay, value-target margin,
+the evaluator's batch size) are the ``alphazero`` section's: the same learner as the
+AlphaZero trainer, a different source of games.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from agents.nets import save_checkpoint
+
+from .alphazero import AlphaZeroTrainer, ReplayBuffer
+from .config import TrainConfig, config_to_dict
+from .teacher import TeacherGames, teacher_games
+
+
+def generation_file(run_path: Path, generation: int) -> Path:
+    return run_path / "generations" / f"gen_{generation:03d}.pt"
+
+
+class SelfPlayTrainer(AlphaZeroTrainer):
+    """One `run_iteration` is one generation (see the module doc)."""
+
+    def __init__(self, cfg: TrainConfig, device: torch.device, run_path: str | Path):
+        super().__init__(cfg, device)
+        self.sc = cfg.selfplay
+        self.run_path = Path(run_path)
+        self.wall_seconds = 0.0  # training time so far, all generations (the ladder's x axis)
+        self._data: list[TeacherGames] = []  # the last `window` generations' games
+
+    # --- one generation ----------------------------------------------------------------
+    def run_iteration(self) -> dict:
+        start = time.perf_counter()
+        g = self.iteration
+        if g == 0:
+            games = self._play(g, self.sc.warm_start_teacher, self.sc.warm_start_games)
+            metrics = self._learn(games, self.ac.pretrain_steps, self.ac.pretrain_learning_rate,
+                                  self.ac.pretrain_evaluator_steps)
+        else:
+            spec = self.search_spec(g - 1, self.sc.search)
+            games = self._play(g, spec, self.sc.games_per_generation)
+            metrics = self._learn(games, self.sc.train_steps, self.ac.learning_rate, self.sc.evaluator_steps)
+        path = generation_file(self.run_path, g)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        save_checkpoint(path, self.net, generation=g, config=config_to_dict(self.cfg))
+        self.iteration += 1
+        metrics.update(self._rate(g, self.wall_seconds + time.perf_counter() - start))
+        self.wall_seconds += time.perf_counter() - start
+        metrics.update({"generation": g, "games": self.games, "positions": self.positions,
+                        "wall_seconds": self.wall_seconds})
+        return metrics
+
+    def search_spec(self, generation: int, parameters: str) -> str:
+        """The agent spec of generation `generation`'s search with these ismcts parameters."""
+        spec = f"ismcts:net={generation_file(self.run_path, generation)}"
+        return f"{spec},{parameters}" if parameters else spec
+
+    def _play(self, generation: int, spec: str, games: int) -> TeacherGames:
+        seed = self.cfg.seed * 10_007 + generation
+        data = teacher_games(spec, games, seed, self.cfg.num_players, self.cfg.team, workers=self.sc.workers,
+                             store=self.run_path / "games" / f"gen_{generation:03d}")
+        self.games += games
+        self.positions += len(data.obs)
+        return data
+
+    def _learn(self, games: TeacherGames, steps: int, peak_lr: float, evaluator_steps: int) -> dict:
+        """Refill the buffer with the last `window` generations' games, then one cycle of
+        policy/value steps (warm-up to `peak_lr`, anneal) and the evaluator's steps."""
+        self._data = (self._data + [games])[-self.sc.window:]
+        data = TeacherGames.concatenate(self._data)
+        self.buffer = ReplayBuffer(max(len(data.obs), 1), self.num_actions)
+        width = self.num_actions
+        mask = np.zeros((len(data.mask), width), dtype=np.bool_)
+        policy = np.zeros((len(data.policy), width), dtype=np.float32)
+        mask[:, :data.mask.shape[1]] = data.mask[:, :width]
+        sharp = data.policy.astype(np.float64) ** self.sc.target_power
+        policy[:, :data.policy.shape[1]] = (sharp / sharp.sum(axis=1, keepdims=True))[:, :width]
+        self.buffer.add(obs=data.obs, mask=mask, policy=policy,
+                        value=self._value_targets(data.final_info, data.game, data.mover),
+                        exposure=data.exposure, state_features=data.state_features,
+                        search_value=self._search_value_targets(data.final_info, data.game, data.mover))
+        for group in self.optimizer.param_groups:
+            group["betas"] = (0.9, 0.999)
+        schedule = torch.optim.lr_scheduler.OneCycleLR(self.optimizer, peak_lr, total_steps=steps, pct_start=0.1)
+        stats = self.train(steps, progress=f"generation {self.iteration}: learning", schedule=schedule)
+        for group in self.optimizer.param_groups:  # OneCycleLR leaves its own betas behind
+            group["lr"], group["betas"] = peak_lr, (0.9, 0.999)
+        stats.update(self.fit_evaluator(evaluator_steps, progress=f"generation {self.iteration}: evaluator",
+                                        anneal=True))
+        stats["training_positions"] = len(data.obs)
+        return stats
+
+    def _rate(self, generation: int, wall_seconds: float) -> dict:
+        """Add the new generation (ready after `wall_seconds` of training) to the Elo
+        ladder; its Elo and interval as metrics."""
+        if self.sc.ladder_games == 0:
+            return {}
+        from evaluation.ladder import Ladder
+
+        ladder = Ladder(self.run_path, anchors=list(self.sc.ladder_anchors), players=self.cfg.num_players,
+                        team=self.cfg.team, games_per_pair=self.sc.ladder_games, seed=self.cfg.seed,
+                        workers=self.sc.workers, previous=self.sc.ladder_previous)
+        table = ladder.add_generation(generation, self.search_spec(generation, self.sc.play), wall_seconds)
+        row = next(r for r in table["generations"] if r["generation"] == generation)
+        return {"ladder_elo": row["elo"], "ladder_elo_lo": row["elo_ci95"][0], "ladder_elo_hi": row["elo_ci95"][1]}
+
+    # --- checkpoints ------------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        """The AlphaZero learner's state without the replay buffer: the games it holds are
+        the stored chunks of the last generations, read back on resume."""
+        state = super().state_dict()
+        del state["buffer"]
+        state["wall_seconds"] = self.wall_seconds
+        return state
+
+    def load_state_dict(self, state: dict) -> None:
+        state = dict(state)
+        self.wall_seconds = float(state.pop("wall_seconds", 0.0))
+        state["buffer"] = ReplayBuffer(1, self.num_actions).state_dict()
+        super().load_state_dict(state)
+        first = max(0, self.iteration - self.sc.window)
+        self._data = [self._stored_games(g) for g in range(first, self.iteration)]
+
+    def _stored_games(self, generation: int) -> TeacherGames:
+        spec = (self.sc.warm_start_teacher if generation == 0 else self.search_spec(generation - 1, self.sc.search))
+        count = self.sc.warm_start_games if generation == 0 else self.sc.games_per_generation
+        return teacher_games(spec, count, self.cfg.seed * 10_007 + generation, self.cfg.num_players, self.cfg.team,
+                             workers=self.sc.workers, progress=False,
+                             store=self.run_path / "games" / f"gen_{generation:03d}")
