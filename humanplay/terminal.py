@@ -117,13 +117,13 @@ def _why_illegal(action: int, session: Session) -> str:
         return f"you cannot show {action - rules.SHOW_BASE + 1} now (team variant, a tile you hold, once a turn)"
     cell, value = rules.decode_action(action)
     row, col = divmod(cell, rules.BOARD_SIZE)
-    if not view.hand[value - 1]:
-        return f"you have no {value}"
     if view.board[row, col] or cell in view.timeout_cells:
         return f"({row},{col}) is taken"
     cap = int(view.capacities[row, col])
     if cap == 0:
         return f"({row},{col}) does not touch a tile"
+    if not view.hand[value - 1]:
+        return f"you have no {value}"
     return f"a {value} at ({row},{col}) would make a line over 24 (at most {cap} fits there)"
 
 
@@ -161,10 +161,11 @@ def final_text(session: Session) -> str:
     return "game over: " + ", ".join(parts)
 
 
-def run(session: Session, save_path: str | Path, read: Callable[[str], str] = input,
+def run(session: Session, save_path: str | Path, read: Callable[[str], str] | None = None,
         write: Callable[[str], None] = print) -> dict:
-    """Play `session` through `read`/`write` until the end or quit; save the record to
-    `save_path` then (and at the end). Returns the record."""
+    """Play `session` through `read` (default `input`) and `write` until the end or
+    quit; save the record to `save_path` then. Returns the record."""
+    read = read or input
     write(f"24/7 against {', '.join(l for l in session.labels if l != 'human')}; you are seat {session.seat}. "
           "Type help for commands.")
     for move in session.moves:
@@ -216,9 +217,10 @@ def _command(text: str, session: Session, save_path, write) -> bool:
     return True
 
 
-def replay(session: Session, read: Callable[[str], str] = input, write: Callable[[str], None] = print) -> None:
+def replay(session: Session, read: Callable[[str], str] | None = None, write: Callable[[str], None] = print) -> None:
     """Step through a finished game from the person's seat: enter = next, b = back,
     a number = go to that move, q = quit."""
+    read = read or input
     step, last = 0, len(session.actions)
     while True:
         write("")
