@@ -39,8 +39,9 @@ def server(tmp_path):
 
 @pytest.fixture
 def page(tmp_path):
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the test extra)")
-    with sync_api.sync_playwright() as p:
+    from playwright.sync_api import sync_playwright  # the test extra; a missing one is an error
+
+    with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, timeout=60_000)
         try:
             context = browser.new_context(viewport={"width": 1100, "height": 720})
@@ -87,7 +88,7 @@ def test_full_game_against_greedy_by_clicking(server, page):
             page.wait_for_selector("#hintbox:not([hidden])")
             page.locator("#cells .cell.legal").first.click()
             SCREENSHOT.parent.mkdir(exist_ok=True)
-            page.screenshot(path=str(SCREENSHOT), full_page=True)
+            page.screenshot(path=str(SCREENSHOT), full_page=True, animations="disabled")
             page.locator("#cells .cell.selected").click()  # deselect, then play as usual
         _play_one(page)
         page.wait_for_function(f"() => !busy && (game.turn > {turn} || game.over)")

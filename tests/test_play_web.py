@@ -186,3 +186,12 @@ def test_static_files_and_default_host(server):
     import inspect
 
     assert inspect.signature(make_server).parameters["host"].default == "127.0.0.1"
+
+
+def test_latency_benchmark_runs(capsys):
+    from benchmarks import play_latency
+
+    rows = play_latency.main(["--opponents", "greedy", "--games", "1", "--json"])
+    assert rows[0]["moves"] > 10 and rows[0]["budget_s"] == 0.2
+    assert play_latency.budget("ismcts:time=0.1") == pytest.approx(0.2)
+    assert "machine" in json.loads(capsys.readouterr().out)
