@@ -88,16 +88,20 @@ def _given(flag: str, argv) -> bool:
 
 
 def serve(args, opponents, hint, record) -> int:
+    import agents
     from humanplay.session import opponent_specs
     from humanplay.web import Settings, make_server
-
-    import agents
 
     for spec in set(opponent_specs(opponents, args.players)) | {hint}:
         agents.check_spec(spec)
     settings = Settings(opponents=opponents, players=args.players, team=args.team, seat=args.seat,
                         seed=args.seed, hint=hint, save_dir=Path(args.save_dir), record=record)
-    server = make_server(settings, args.host, args.port)
+    if not 0 <= args.port <= 65535:
+        raise ValueError(f"--port must be in 0..65535, got {args.port}")
+    try:
+        server = make_server(settings, args.host, args.port)
+    except OSError as exc:  # the port is taken, the address is not this machine's...
+        raise ValueError(f"cannot serve on {args.host}:{args.port}: {exc}") from None
     host, port = server.server_address[:2]
     print(f"serving 24/7 on http://{host}:{port}/ (Ctrl-C stops)", flush=True)
     try:

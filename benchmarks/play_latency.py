@@ -28,10 +28,10 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from agents.base import parse_spec  # noqa: E402
-from benchmarks.machine import describe, machine_info  # noqa: E402
-from engine import rules  # noqa: E402
-from humanplay.web import Settings, make_server  # noqa: E402
+from agents.base import parse_spec
+from benchmarks.machine import describe, machine_info
+from engine import rules
+from humanplay.web import Settings, make_server
 
 DEFAULT_OPPONENTS = ("greedy", "ismcts:time=0.1")
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -242,7 +242,7 @@ class Session:
 
     @classmethod
     def new(cls, opponents: Sequence[str] = ("greedy",), num_players: int = 2, team: bool = False,
-            seat: int = 0, seed: int | None = None, hint_spec: str = DEFAULT_HINT) -> "Session":
+            seat: int = 0, seed: int | None = None, hint_spec: str = DEFAULT_HINT) -> Session:
         """A fresh game dealt from `seed`; the agents move until it is the person's turn."""
         session = cls(random_deal(seed), num_players, team, seat, opponents, seed, hint_spec, deal_seed=seed)
         session.advance()
@@ -250,7 +250,7 @@ class Session:
 
     @classmethod
     def from_record(cls, record: dict, opponents: Sequence[str] | None = None, seat: int | None = None,
-                    seed: int | None = None, hint_spec: str = DEFAULT_HINT) -> "Session":
+                    seed: int | None = None, hint_spec: str = DEFAULT_HINT) -> Session:
         """The game of a record (any of terminal, web or tournament), at its last move.
         The person takes `seat` (default: the record's human seat, else 0); the other
         seats are played by `opponents`, else by the record's labels where those are
@@ -297,9 +297,6 @@ class Session:
         if not self.human_to_move:
             return []
         return self.view.legal_actions() + self.view.show_actions()
-
-    def moves_at(self, step: int) -> list[Move]:
-        return self.moves[:step]
 
     def view_at(self, step: int) -> PlayerView:
         """The person's view after the first `step` actions (for replays)."""
@@ -377,12 +374,12 @@ class Session:
             choice, visits, values = agent.act_with_visits(view)
             total = max(int(visits.sum()), 1)
             ranked = [a for a in np.argsort(-visits, kind="stable") if visits[a] > 0][:top]
-            rows = [dict(action=int(a), share=float(visits[a]) / total,
-                         value=float(values[a] / visits[a])) for a in ranked]
+            rows = [{"action": int(a), "share": float(visits[a]) / total, "value": float(values[a] / visits[a])}
+                    for a in ranked]
         else:
             obs = encode(self.state, self.seat) if getattr(agent, "needs_observation", False) else None
             choice = int(agent.act(obs, view))
-            rows = [dict(action=choice, share=None, value=None)]
+            rows = [{"action": choice, "share": None, "value": None}]
         for row in rows:
             row["move"] = describe_action(row["action"])
             if row["action"] < rules.PASS_ACTION:
@@ -390,8 +387,8 @@ class Session:
                 row["points"], row["breakdown"] = points, describe_breakdown(breakdown, points)
             else:
                 row["points"], row["breakdown"] = 0, "no minutes"
-        return dict(agent=self.hint_spec, action=int(choice), move=describe_action(int(choice)), moves=rows,
-                    legal=len(legal))
+        return {"agent": self.hint_spec, "action": int(choice), "move": describe_action(int(choice)),
+                "moves": rows, "legal": len(legal)}
 
     # --- the record --------------------------------------------------------------------------
     def record(self) -> dict:

@@ -8,8 +8,8 @@ callables, so a test can script a whole game.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from engine import rules
 
@@ -60,7 +60,7 @@ def _scores_line(view) -> str:
     scores, sizes = view.scores, view.hand_sizes
     parts = []
     for s in range(view.num_players):
-        who = "you" if s == view.seat else f"seat {s}"
+        who = "you" if s == view.seat else "partner" if view.team and s == (view.seat + 2) % 4 else f"seat {s}"
         parts.append(f"{who}: {int(scores[s])} min, {int(sizes[s])} tiles")
     line = "scores  " + "  |  ".join(parts)
     if view.team:
@@ -158,7 +158,11 @@ def final_text(session: Session) -> str:
     order = sorted(range(view.num_players), key=lambda s: places[s])
     parts = [f"{places[s] + 1}. {'you' if s == session.seat else session.labels[s]} {int(view.scores[s])}"
              for s in order]
-    return "game over: " + ", ".join(parts)
+    text = "game over: " + ", ".join(parts)
+    if session.team:
+        scores = view.scores
+        text += f"  (teams 0+2: {int(scores[0] + scores[2])}, 1+3: {int(scores[1] + scores[3])})"
+    return text
 
 
 def run(session: Session, save_path: str | Path, read: Callable[[str], str] | None = None,

@@ -32,7 +32,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from http.cookies import SimpleCookie
+from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -40,7 +40,7 @@ from urllib.parse import parse_qs, urlsplit
 from engine import rules
 from env import render_svg
 
-from .session import DEFAULT_HINT, Session, save_record
+from .session import DEFAULT_HINT, Session, describe_action, save_record
 
 STATIC = Path(__file__).parent / "static"
 STATIC_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
@@ -249,8 +249,6 @@ def _int_field(body: dict, name: str, default, low: int, high: int):
 
 
 def _action_text(action: int) -> str:
-    from .session import describe_action
-
     return describe_action(action) if 0 <= action < rules.NUM_TEAM_ACTIONS else f"action {action}"
 
 
@@ -262,7 +260,7 @@ class Handler(BaseHTTPRequestHandler):
     timeout = REQUEST_TIMEOUT
     games: Games  # set by `make_server`
 
-    def log_message(self, format, *args):  # noqa: A002 (the base class's name)
+    def log_message(self, format, *args):
         if getattr(self.server, "verbose", False):
             super().log_message(format, *args)
 
@@ -296,10 +294,11 @@ class Handler(BaseHTTPRequestHandler):
         return self.games.state(browser)
 
     def _api(self, route):
+        if route is None:  # answered without a session: a stray request (a favicon) must not replace the cookie
+            message = {"error": f"no such endpoint: {self.command} {urlsplit(self.path).path}"}
+            return self._send(HTTPStatus.NOT_FOUND, json.dumps(message).encode(), "application/json")
         sid, browser = self.games.browser(self._cookie())
         try:
-            if route is None:
-                raise ApiError(HTTPStatus.NOT_FOUND, f"no such endpoint: {self.command} {urlsplit(self.path).path}")
             with browser.lock:  # one request at a time per browser: moves never interleave
                 if browser.session is None and self.games.settings.record is not None:
                     self.games.load_game(browser, self.games.settings.record)
@@ -327,7 +326,7 @@ class Handler(BaseHTTPRequestHandler):
         jar = SimpleCookie()
         try:
             jar.load(self.headers.get("Cookie", ""))
-        except Exception:  # a malformed cookie header: treat as none
+        except CookieError:  # a malformed cookie header: treat as none
             return None
         return jar[COOKIE].value if COOKIE in jar else None
 

@@ -39,7 +39,9 @@ def server(tmp_path):
 
 @pytest.fixture
 def page(tmp_path):
-    from playwright.sync_api import sync_playwright  # the test extra; a missing one is an error
+    from playwright.sync_api import (
+        sync_playwright,  # the test extra; a missing one is an error
+    )
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, timeout=60_000)

@@ -8,14 +8,14 @@ import json
 import numpy as np
 import pytest
 
+import agents
 import play
 from agents.play import play_game
-import agents
 from engine import GameState, random_deal, rules
+from engine.game import Combination
 from evaluation.replay import load_game, replay_text
 from humanplay import terminal
 from humanplay.session import Session, describe_breakdown, load_record
-from engine.game import Combination
 
 HINT = "ismcts:iterations=200"
 

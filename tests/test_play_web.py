@@ -9,6 +9,7 @@ import json
 import threading
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -78,7 +79,7 @@ def test_a_game_to_the_end_then_its_record_and_replay(server):
     for action in record["actions"]:
         replayed.step(action)
     assert replayed.scores.tolist() == state["scores"] and state["ranking"] == replayed.ranking().tolist()
-    assert state["saved"] and json.loads(open(state["saved"]).read())["actions"] == record["actions"]
+    assert state["saved"] and json.loads(Path(state["saved"]).read_text())["actions"] == record["actions"]
     status, step = c.call("GET", f"/api/replay?game={state['game']}&step=2")
     assert status == 200 and step["step"] == 2 and len(step["moves"]) == 2 and step["legal"] == {}
     for bad in ("-1", "x", str(len(record["actions"]) + 1)):
@@ -108,8 +109,10 @@ def test_bad_requests_get_4xx_and_change_nothing(server):
                               (b"\xff\xfe", 400, "malformed JSON")]:
         status, payload, _ = c.raw("POST", "/api/move", data, {"Content-Type": "application/json"})
         assert status == code and words in json.loads(payload)["error"]
-    status, payload, _ = c.raw("POST", "/api/move", b"x" * (MAX_BODY + 1))
-    assert status == 413
+    status, payload, _ = c.raw("POST", "/api/move", b"{}", {"Content-Length": str(MAX_BODY + 1)})
+    assert status == 413 and "over" in json.loads(payload)["error"]
+    status, _, headers = c.raw("GET", "/favicon.ico")
+    assert status == 404 and headers["Set-Cookie"] is None  # keeps the browser's session cookie
     assert c.call("POST", "/api/nothing", {})[0] == 404
     assert c.call("GET", f"/api/record?game={game}")[0] == 409  # the deal only after the end
     assert c.call("GET", f"/api/replay?game={game}&step=0")[0] == 409
