@@ -169,3 +169,16 @@ def test_nothing_hidden_reaches_the_screen_or_the_hint(tmp_path):
         terminal.run(session, tmp_path / "h.jsonl", script.read, script.write)
         outputs.append(script.out[:-1])  # all but the line naming the saved file
     assert outputs[0] == outputs[1]
+
+
+def test_team_shows_are_seen_only_by_the_partner():
+    session = Session.new(["greedy"], 4, True, seat=1, seed=2, hint_spec=HINT)
+    value = next(v + 1 for v in range(rules.MAX_VALUE) if session.view.hand[v])
+    moves = session.play(terminal.parse_move(f"show {value}", session))
+    assert [m.action for m in moves] == [rules.show_action(value)]
+    show = moves[0]
+    assert show.public(3, True)["move"] == f"show {value}"  # the partner
+    assert show.public(0, True) == {"seat": 1, "action": None, "move": "shows a tile to its partner",
+                                    "points": 0, "breakdown": ""}
+    with pytest.raises(ValueError, match="cannot show"):
+        terminal.parse_move(f"show {value}", session)  # once a turn

@@ -123,6 +123,13 @@ def test_bad_requests_get_4xx_and_change_nothing(server):
     assert _public_part(after) == _public_part(state)
 
 
+def test_more_players(server):
+    c = Client(server)
+    status, state = c.call("POST", "/api/new", {"players": 3, "seat": 2})
+    assert status == 200 and state["labels"] == ["greedy", "greedy", "human"] and len(state["moves"]) == 2
+    assert state["your_turn"] and len(state["hand"]) == rules.hand_size(3)
+
+
 def test_stale_ids_undo_hint_and_separate_browsers(server):
     a, b = Client(server), Client(server)
     _, first = a.call("GET", "/api/state")
