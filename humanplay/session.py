@@ -220,7 +220,7 @@ class Session:
     def __init__(self, deal, num_players: int, team: bool, seat: int, opponents: Sequence[str],
                  seed: int | None = None, hint_spec: str = DEFAULT_HINT, actions: Sequence[int] = (),
                  deal_seed: int | None = None):
-        self.state = GameState.from_deal(deal, num_players, team)  # validates the deal and options
+        self._state = GameState.from_deal(deal, num_players, team)  # the true game: read it through `view`
         self.seat = _check_seat(seat, num_players)
         self.seed = seed
         self.deal_seed = deal_seed
@@ -270,19 +270,19 @@ class Session:
     # --- what the person sees ------------------------------------------------------------
     @property
     def view(self) -> PlayerView:
-        return PlayerView(self.state, self.seat)
+        return PlayerView(self._state, self.seat)
 
     @property
     def is_over(self) -> bool:
-        return self.state.is_over
+        return self._state.is_over
 
     @property
     def team(self) -> bool:
-        return self.state.team
+        return self._state.team
 
     def ranking(self) -> list[int]:
         """Each seat's place now (0 = first), from the public minutes and hand sizes."""
-        return self.state.ranking().tolist()
+        return self._state.ranking().tolist()
 
     def public_moves(self, step: int | None = None) -> list[dict]:
         """The moves so far (or the first `step`), as the person may see them."""
@@ -290,7 +290,7 @@ class Session:
 
     @property
     def human_to_move(self) -> bool:
-        return not self.state.is_over and self.state.current_player == self.seat
+        return not self._state.is_over and self._state.current_player == self.seat
 
     def legal_actions(self) -> list[int]:
         """The person's legal actions now (placements or pass, then shows); [] if not their turn."""
@@ -302,7 +302,7 @@ class Session:
         """The person's view after the first `step` actions (for replays)."""
         if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or not 0 <= step <= len(self.actions):
             raise ValueError(f"step must be an int in 0..{len(self.actions)}, got {step!r}")
-        state = GameState.from_deal(self.state.deal, self.state.num_players, self.state.team)
+        state = GameState.from_deal(self._state.deal, self._state.num_players, self._state.team)
         for action in self.actions[:step]:
             state.step(action)
         return PlayerView(state, self.seat)
@@ -312,13 +312,13 @@ class Session:
         """The person plays `action`; then the agents move until the person's turn or the
         end. Returns the moves made (the person's first). Raises ValueError (and changes
         nothing) for a move out of turn or an illegal one."""
-        if self.state.is_over:
+        if self._state.is_over:
             raise ValueError("the game is over")
         if not self.human_to_move:
-            raise ValueError(f"it is seat {self.state.current_player}'s turn, not yours (seat {self.seat})")
+            raise ValueError(f"it is seat {self._state.current_player}'s turn, not yours (seat {self.seat})")
         if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
             raise ValueError(f"an action must be an integer id, got {action!r}")
-        if not self.state.is_legal(int(action)):
+        if not self._state.is_legal(int(action)):
             raise ValueError(f"{_action_words(int(action))} is not legal now")
         first = len(self.moves)
         self._apply(int(action))
@@ -328,19 +328,19 @@ class Session:
     def advance(self) -> list[Move]:
         """Let the agents move until it is the person's turn or the game is over."""
         first = len(self.moves)
-        while not self.state.is_over and self.state.current_player != self.seat:
-            seat = self.state.current_player
+        while not self._state.is_over and self._state.current_player != self.seat:
+            seat = self._state.current_player
             agent = self.agents[seat]
-            obs = encode(self.state, seat) if getattr(agent, "needs_observation", False) else None
-            action = int(agent.act(obs, PlayerView(self.state, seat)))
+            obs = encode(self._state, seat) if getattr(agent, "needs_observation", False) else None
+            action = int(agent.act(obs, PlayerView(self._state, seat)))
             self._apply(action)  # an illegal agent move raises here: a bug in that agent
         return self.moves[first:]
 
     def _apply(self, action: int) -> None:
-        seat = self.state.current_player
-        points = self.state.step(action)
+        seat = self._state.current_player
+        points = self._state.step(action)
         self.actions.append(action)
-        self.moves.append(Move(seat, action, points, self.state.last_breakdown))
+        self.moves.append(Move(seat, action, points, self._state.last_breakdown))
 
     def undo(self) -> int:
         """Take back the person's last move and the agents' replies after it. Returns how
@@ -350,8 +350,8 @@ class Session:
             raise ValueError("nothing to undo: you have not moved yet")
         keep = mine[-1]
         actions, taken = self.actions[:keep], len(self.actions) - keep
-        state = GameState.from_deal(self.state.deal, self.state.num_players, self.state.team)
-        self.state, self.actions, self.moves = state, [], []
+        state = GameState.from_deal(self._state.deal, self._state.num_players, self._state.team)
+        self._state, self.actions, self.moves = state, [], []
         for action in actions:
             self._apply(action)
         return taken
@@ -367,7 +367,7 @@ class Session:
         view = self.view
         if self._hint_agent is None:
             self._hint_agent = agents.make(self.hint_spec, seed=self.seed)
-            self._hint_agent.reset(self.seat, self.state.num_players, self.state.team)
+            self._hint_agent.reset(self.seat, self._state.num_players, self._state.team)
         agent = getattr(self._hint_agent, "guided", None) or self._hint_agent
         legal = view.legal_actions()
         if hasattr(agent, "act_with_visits"):
@@ -377,7 +377,7 @@ class Session:
             rows = [{"action": int(a), "share": float(visits[a]) / total, "value": float(values[a] / visits[a])}
                     for a in ranked]
         else:
-            obs = encode(self.state, self.seat) if getattr(agent, "needs_observation", False) else None
+            obs = encode(self._state, self.seat) if getattr(agent, "needs_observation", False) else None
             choice = int(agent.act(obs, view))
             rows = [{"action": choice, "share": None, "value": None}]
         for row in rows:
@@ -393,7 +393,7 @@ class Session:
     # --- the record --------------------------------------------------------------------------
     def record(self) -> dict:
         """The game as a games.jsonl record (`evaluate.py replay` reads it)."""
-        state = self.state
+        state = self._state
         return {"game": 0, "deal_index": 0, "deal_seed": self.deal_seed, "labels": list(self.labels),
                 "seats": list(self.labels), "human_seat": self.seat, "deal": [int(v) for v in state.deal],
                 "num_players": state.num_players, "team": state.team, "actions": list(self.actions),

@@ -129,3 +129,25 @@ def test_illegal_click_changes_nothing(server, page):
     assert page.evaluate("JSON.stringify([game.turn, game.scores, game.hand])") == before
     state = page.evaluate("api('GET', '/api/state?game=' + game.game)")
     assert [state["turn"], state["scores"], state["hand"]] == json.loads(before)
+
+
+def test_open_a_tournament_record_and_step_through_it(server, page, tmp_path):
+    import agents
+    from agents.play import play_game
+    from engine import random_deal
+
+    game = play_game([agents.make("greedy"), agents.make("random", seed=2)], random_deal(4)).to_dict()
+    path = tmp_path / "games.jsonl"
+    path.write_text(json.dumps({"game": 0, "labels": ["greedy", "random"], "deal_seed": 4, **game}) + "\n")
+    page.goto(server)
+    page.wait_for_selector("#cells .cell")
+    _wait_for_answer(page)
+    page.set_input_files("#open", str(path))
+    page.wait_for_function("() => !busy && game.over")
+    assert _scores(page) == game["scores"]
+    assert page.locator("#replay").is_visible()
+    page.click("#first")
+    page.wait_for_function("() => !busy && document.getElementById('stepinfo').textContent.startsWith('move 0 ')")
+    page.click("#next")
+    page.wait_for_function("() => !busy && document.getElementById('stepinfo').textContent.startsWith('move 1 ')")
+    assert page.locator("#log li").count() == 1
