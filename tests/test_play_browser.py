@@ -37,21 +37,28 @@ def server(tmp_path):
     srv.server_close()
 
 
-@pytest.fixture
-def page(tmp_path):
-    from playwright.sync_api import (
-        sync_playwright,  # the test extra; a missing one is an error
-    )
+@pytest.fixture(scope="module")
+def browser():
+    # playwright is in the test extra: without it this is an error, not a skip
+    from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, timeout=60_000)
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, timeout=60_000)
         try:
-            context = browser.new_context(viewport={"width": 1100, "height": 720})
-            page = context.new_page()
-            page.set_default_timeout(30_000)
-            yield page
+            yield chromium
         finally:
-            browser.close()
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1100, "height": 720})  # its own cookies
+    try:
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        yield page
+    finally:
+        context.close()
 
 
 def _scores(page) -> list[int]:

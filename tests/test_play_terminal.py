@@ -136,8 +136,8 @@ def test_bad_files_are_refused(tmp_path):
 def test_bad_options_are_refused():
     with pytest.raises(ValueError, match="seat must be"):
         Session.new(["greedy"], seat=2)
-    with pytest.raises(ValueError, match="unknown agent"):
-        Session.new(["nosuchagent"])
+    with pytest.raises(ValueError, match="bad parameters"):
+        Session.new(["greedy:depth=2"])
     with pytest.raises(ValueError, match="one per other seat"):
         Session.new(["greedy", "random"], num_players=4)
     assert play.main(["--team", "--players", "2"]) == 2
