@@ -305,6 +305,9 @@ class Handler(BaseHTTPRequestHandler):
                 payload, status = route(browser), HTTPStatus.OK
         except ApiError as exc:
             payload, status = {"error": str(exc)}, exc.status
+        except Exception as exc:  # noqa: BLE001 (a bug, e.g. an agent's illegal reply: answer, don't drop the connection)
+            self.log_error("error in %s %s: %r", self.command, self.path, exc)
+            payload, status = {"error": f"internal error: {type(exc).__name__}: {exc}"}, HTTPStatus.INTERNAL_SERVER_ERROR
         self._send(status, json.dumps(payload).encode(), "application/json", sid)
 
     def _body(self) -> dict:

@@ -205,3 +205,24 @@ def test_latency_benchmark_runs(capsys):
     assert rows[0]["moves"] > 10 and rows[0]["budget_s"] == 0.2
     assert play_latency.budget("ismcts:time=0.1") == pytest.approx(0.2)
     assert "machine" in json.loads(capsys.readouterr().out)
+
+
+@agents.register("play_web_test_illegal")
+class _IllegalAgent(agents.Agent):
+    """Replies with a move that does not exist: a broken agent."""
+
+    def act(self, observation, view) -> int:
+        return 9999
+
+
+def test_a_broken_agent_gets_a_500_not_a_dropped_connection(tmp_path):
+    srv = make_server(Settings(opponents=["play_web_test_illegal"], seed=1, hint=HINT, save_dir=tmp_path), port=0)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        c = Client(srv)
+        _, state = c.call("GET", "/api/state")
+        status, err = c.call("POST", "/api/move", {"game": state["game"], "action": _first_move(state)})
+        assert status == 500 and "internal error" in err["error"]
+    finally:
+        srv.shutdown()
+        srv.server_close()
