@@ -1,0 +1,419 @@
+"""One game between a person and agents: the loop the terminal and the web app share.
+
+A `Session` holds the true game, but everything it hands out is read through the human
+seat's `PlayerView`: the board, that seat's hand, every seat's minutes and hand size.
+The agents at the other seats are built from spec strings (`agents.make`) and play
+through their own views, as in `agents.play.play_game`. The hint agent, too, sees only
+the human seat's view.
+
+A game is saved as a record in the format of a tournament's games.jsonl
+(`evaluation.replay`): the deal, the actions and the result, plus who sat where. A
+record from a tournament, the terminal or the web app opens in any of them
+(`load_record`, `Session.from_record`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+import agents
+from engine import GameState, random_deal, rules
+from engine.view import PlayerView
+from env.observation import encode
+
+HUMAN = "human"
+DEFAULT_HINT = "ismcts:time=1"
+HINT_MOVES = 5  # moves a hint lists
+
+
+@dataclass(frozen=True)
+class Move:
+    """One move as the human seat may see it: who played what and what it scored."""
+
+    seat: int
+    action: int
+    points: int
+    breakdown: tuple  # engine Combination entries
+
+    @property
+    def text(self) -> str:
+        return describe_action(self.action)
+
+    @property
+    def explanation(self) -> str:
+        return describe_breakdown(self.breakdown, self.points)
+
+    def visible_to(self, seat: int, team: bool) -> bool:
+        """Whether `seat` may see this move in full: a shown value is seen only by the
+        shower and its partner (docs/rules.md, team variant); other moves are public."""
+        return self.action < rules.SHOW_BASE or not team or seat in (self.seat, (self.seat + 2) % 4)
+
+    def public(self, seat: int, team: bool) -> dict:
+        """The move as `seat` may see it (a hidden show keeps only who showed)."""
+        visible = self.visible_to(seat, team)
+        return {"seat": self.seat, "action": self.action if visible else None,
+                "move": self.text if visible else "shows a tile to its partner", "points": self.points,
+                "breakdown": self.explanation if self.action < rules.PASS_ACTION else ""}
+
+
+# --- words for moves and scores ---------------------------------------------------------------
+_KIND_WORDS = {"sum7": "sum 7", "sum24": "sum 24", "24in7": "24 in 7 tiles", "24/7": "24/7 bonus"}
+
+
+def _kind_words(kind: str) -> str:
+    if kind in _KIND_WORDS:
+        return _KIND_WORDS[kind]
+    if kind.startswith("run"):
+        return f"run of {kind[3:]}"
+    if kind.startswith("set"):
+        return f"set of {kind[3:]}"
+    return kind
+
+
+def describe_breakdown(breakdown, points: int) -> str:
+    """'sum 24 (row) + run of 4 (col), doubled: 160'; 'no minutes' for nothing."""
+    parts = [_kind_words(c.kind) + (f" ({c.axis})" if c.axis else "")
+             for c in breakdown if c.kind != "double_time"]
+    if not parts:
+        return "no minutes"
+    doubled = any(c.kind == "double_time" for c in breakdown)
+    return " + ".join(parts) + (", doubled" if doubled else "") + f": {points}"
+
+
+def describe_action(action: int) -> str:
+    """'7 at (2,3)', 'pass' or 'show 4'."""
+    if action == rules.PASS_ACTION:
+        return "pass"
+    if action >= rules.SHOW_BASE:
+        return f"show {action - rules.SHOW_BASE + 1}"
+    cell, value = rules.decode_action(action)
+    row, col = divmod(cell, rules.BOARD_SIZE)
+    return f"{value} at ({row},{col})"
+
+
+def placement_score(view: PlayerView, action: int, rng: np.random.Generator) -> tuple[int, tuple]:
+    """(minutes, breakdown) that placing `action` would score now, by the engine's own
+    scoring: the move is played in a world sampled from `view` (its score depends only on
+    the public board, so no hidden tile is needed or read)."""
+    world = view.sample_world(rng)
+    points = world.step(int(action))
+    return points, world.last_breakdown
+
+
+# --- records ------------------------------------------------------------------------------------
+def load_record(path: str | Path, game: int | None = None) -> dict:
+    """A game record from a .json file (one record) or a games.jsonl (the record with id
+    `game`, default the first). Raises ValueError naming the problem."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "games.jsonl"
+    if not path.is_file():
+        raise ValueError(f"no such game record file: {path}")
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read game record {path}: {exc}") from exc
+    records = _parse_records(text, path)
+    if game is None:
+        return records[0]
+    for rec in records:
+        if rec.get("game") == game:
+            return rec
+    raise ValueError(f"game {game} is not in {path} (games there: {[r.get('game') for r in records]})")
+
+
+def _parse_records(text: str, path: Path) -> list[dict]:
+    try:
+        whole = json.loads(text)
+        records = whole if isinstance(whole, list) else [whole]
+    except json.JSONDecodeError:
+        records = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{path}, line {n}: not JSON ({exc.msg})") from None
+    records = [r for r in records if isinstance(r, dict)]
+    if not records:
+        raise ValueError(f"{path} holds no game record")
+    return records
+
+
+def check_record(record) -> tuple[list[int], int, bool, list[int]]:
+    """(deal, num_players, team, actions) of a record, checked: the deal is valid and
+    every action is legal in turn. Raises ValueError naming the problem."""
+    if not isinstance(record, dict):
+        raise ValueError(f"a game record must be a JSON object, got {type(record).__name__}")
+    missing = [k for k in ("deal", "num_players", "actions") if k not in record]
+    if missing:
+        raise ValueError(f"the game record lacks {', '.join(missing)} (a tournament saves moves only "
+                         "with --save-games)")
+    team = record.get("team", False)
+    if not isinstance(team, bool):
+        raise ValueError(f"record 'team' must be true or false, got {team!r}")
+    state = GameState.from_deal(record["deal"], record["num_players"], team)  # validates both
+    actions = record["actions"]
+    if not isinstance(actions, list):
+        raise ValueError("record 'actions' must be a list of action ids")
+    for n, action in enumerate(actions):
+        if isinstance(action, bool) or not isinstance(action, int) or not state.is_legal(action):
+            raise ValueError(f"record action {n} ({action!r}) is not legal in that game")
+        state.step(action)
+    return [int(v) for v in record["deal"]], int(record["num_players"]), team, [int(a) for a in actions]
+
+
+def human_seat_of(record: dict, default: int = 0) -> int:
+    """Which seat the person played: the record's 'human_seat', else the seat labelled
+    'human', else `default`."""
+    seat = record.get("human_seat")
+    if isinstance(seat, int) and not isinstance(seat, bool):
+        return seat
+    labels = record.get("labels") or record.get("seats") or []
+    return labels.index(HUMAN) if HUMAN in labels else default
+
+
+def save_record(record: dict, path: str | Path) -> Path:
+    """Write `record` as a one-line games.jsonl (temp file, then replaced whole)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        f.write(json.dumps(record, separators=(",", ":")) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+# --- the session ------------------------------------------------------------------------------
+def _check_seat(seat, num_players: int) -> int:
+    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < num_players:
+        raise ValueError(f"seat must be an int in 0..{num_players - 1}, got {seat!r}")
+    return int(seat)
+
+
+def opponent_specs(specs: Sequence[str], num_players: int) -> list[str]:
+    """One spec per other seat: a single spec fills them all; otherwise exactly one each."""
+    if isinstance(specs, str):
+        specs = [specs]
+    specs = list(specs)
+    if len(specs) == 1:
+        return specs * (num_players - 1)
+    if len(specs) != num_players - 1:
+        raise ValueError(f"give one opponent spec, or one per other seat ({num_players - 1}), got {len(specs)}")
+    return specs
+
+
+class Session:
+    """A game of `num_players` with the person at `seat` and agents elsewhere.
+
+    Build it with `Session.new` or `Session.from_record`. `play(action)` applies the
+    person's move and the agents' replies; `undo()`, `hint()`, `record()` as named.
+    """
+
+    def __init__(self, deal, num_players: int, team: bool, seat: int, opponents: Sequence[str],
+                 seed: int | None = None, hint_spec: str = DEFAULT_HINT, actions: Sequence[int] = (),
+                 deal_seed: int | None = None):
+        self._state = GameState.from_deal(deal, num_players, team)  # the true game: read it through `view`
+        self.seat = _check_seat(seat, num_players)
+        self.seed = seed
+        self.deal_seed = deal_seed
+        specs = opponent_specs(opponents, num_players)
+        self.labels = specs[:self.seat] + [HUMAN] + specs[self.seat:]
+        for spec in set(specs) | {hint_spec}:
+            agents.check_spec(spec)
+        self.agents = {s: agents.make(label, seed=None if seed is None else seed * 10 + s)
+                       for s, label in enumerate(self.labels) if s != self.seat}
+        for s, agent in self.agents.items():
+            agent.reset(s, num_players, team)
+        self.hint_spec = hint_spec
+        self._hint_agent = None
+        self._rng = np.random.default_rng(seed)
+        self.actions: list[int] = []
+        self.moves: list[Move] = []
+        for action in actions:
+            self._apply(int(action))
+
+    @classmethod
+    def new(cls, opponents: Sequence[str] = ("greedy",), num_players: int = 2, team: bool = False,
+            seat: int = 0, seed: int | None = None, hint_spec: str = DEFAULT_HINT) -> Session:
+        """A fresh game dealt from `seed`; the agents move until it is the person's turn."""
+        session = cls(random_deal(seed), num_players, team, seat, opponents, seed, hint_spec, deal_seed=seed)
+        session.advance()
+        return session
+
+    @classmethod
+    def from_record(cls, record: dict, opponents: Sequence[str] | None = None, seat: int | None = None,
+                    seed: int | None = None, hint_spec: str = DEFAULT_HINT) -> Session:
+        """The game of a record (any of terminal, web or tournament), at its last move.
+        The person takes `seat` (default: the record's human seat, else 0); the other
+        seats are played by `opponents`, else by the record's labels where those are
+        agent specs, else by greedy."""
+        deal, num_players, team, actions = check_record(record)
+        seat = human_seat_of(record) if seat is None else seat
+        seat = _check_seat(seat, num_players)
+        if opponents is None:
+            labels = list(record.get("labels") or record.get("seats") or [])
+            opponents = [_playable(labels[s] if s < len(labels) else "greedy")
+                         for s in range(num_players) if s != seat]
+        session = cls(deal, num_players, team, seat, opponents, seed, hint_spec, actions,
+                      deal_seed=record.get("deal_seed"))
+        session.advance()  # an unfinished record may stop before an agent's move
+        return session
+
+    # --- what the person sees ------------------------------------------------------------
+    @property
+    def view(self) -> PlayerView:
+        return PlayerView(self._state, self.seat)
+
+    @property
+    def is_over(self) -> bool:
+        return self._state.is_over
+
+    @property
+    def team(self) -> bool:
+        return self._state.team
+
+    def ranking(self) -> list[int]:
+        """Each seat's place now (0 = first), from the public minutes and hand sizes."""
+        return self._state.ranking().tolist()
+
+    def public_moves(self, step: int | None = None) -> list[dict]:
+        """The moves so far (or the first `step`), as the person may see them."""
+        return [m.public(self.seat, self.team) for m in self.moves[:step]]
+
+    @property
+    def human_to_move(self) -> bool:
+        return not self._state.is_over and self._state.current_player == self.seat
+
+    def legal_actions(self) -> list[int]:
+        """The person's legal actions now (placements or pass, then shows); [] if not their turn."""
+        if not self.human_to_move:
+            return []
+        return self.view.legal_actions() + self.view.show_actions()
+
+    def view_at(self, step: int) -> PlayerView:
+        """The person's view after the first `step` actions (for replays)."""
+        if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or not 0 <= step <= len(self.actions):
+            raise ValueError(f"step must be an int in 0..{len(self.actions)}, got {step!r}")
+        state = GameState.from_deal(self._state.deal, self._state.num_players, self._state.team)
+        for action in self.actions[:step]:
+            state.step(action)
+        return PlayerView(state, self.seat)
+
+    # --- moves -----------------------------------------------------------------------------
+    def play(self, action) -> list[Move]:
+        """The person plays `action`; then the agents move until the person's turn or the
+        end. Returns the moves made (the person's first). Raises ValueError (and changes
+        nothing) for a move out of turn or an illegal one."""
+        if self._state.is_over:
+            raise ValueError("the game is over")
+        if not self.human_to_move:
+            raise ValueError(f"it is seat {self._state.current_player}'s turn, not yours (seat {self.seat})")
+        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+            raise ValueError(f"an action must be an integer id, got {action!r}")
+        if not self._state.is_legal(int(action)):
+            raise ValueError(f"{_action_words(int(action))} is not legal now")
+        first = len(self.moves)
+        self._apply(int(action))
+        self.advance()
+        return self.moves[first:]
+
+    def advance(self) -> list[Move]:
+        """Let the agents move until it is the person's turn or the game is over."""
+        first = len(self.moves)
+        while not self._state.is_over and self._state.current_player != self.seat:
+            seat = self._state.current_player
+            agent = self.agents[seat]
+            obs = encode(self._state, seat) if getattr(agent, "needs_observation", False) else None
+            action = int(agent.act(obs, PlayerView(self._state, seat)))
+            self._apply(action)  # an illegal agent move raises here: a bug in that agent
+        return self.moves[first:]
+
+    def _apply(self, action: int) -> None:
+        seat = self._state.current_player
+        points = self._state.step(action)
+        self.actions.append(action)
+        self.moves.append(Move(seat, action, points, self._state.last_breakdown))
+
+    def undo(self) -> int:
+        """Take back the person's last move and the agents' replies after it. Returns how
+        many actions were taken back; raises ValueError when the person has not moved."""
+        mine = [i for i, m in enumerate(self.moves) if m.seat == self.seat]
+        if not mine:
+            raise ValueError("nothing to undo: you have not moved yet")
+        keep = mine[-1]
+        actions, taken = self.actions[:keep], len(self.actions) - keep
+        state = GameState.from_deal(self._state.deal, self._state.num_players, self._state.team)
+        self._state, self.actions, self.moves = state, [], []
+        for action in actions:
+            self._apply(action)
+        return taken
+
+    # --- hints -----------------------------------------------------------------------------
+    def hint(self, top: int = HINT_MOVES) -> dict:
+        """What the hint agent would play now, and why: its choice and its top moves, each
+        with the share of the search's visits and its mean reward when the agent searches,
+        and the minutes the move scores now (with their breakdown). Reads only the
+        person's view."""
+        if not self.human_to_move:
+            raise ValueError("a hint is for your turn")
+        view = self.view
+        if self._hint_agent is None:
+            self._hint_agent = agents.make(self.hint_spec, seed=self.seed)
+            self._hint_agent.reset(self.seat, self._state.num_players, self._state.team)
+        agent = getattr(self._hint_agent, "guided", None) or self._hint_agent
+        legal = view.legal_actions()
+        if hasattr(agent, "act_with_visits"):
+            choice, visits, values = agent.act_with_visits(view)
+            total = max(int(visits.sum()), 1)
+            ranked = [a for a in np.argsort(-visits, kind="stable") if visits[a] > 0][:top]
+            rows = [{"action": int(a), "share": float(visits[a]) / total, "value": float(values[a] / visits[a])}
+                    for a in ranked]
+        else:
+            obs = encode(self._state, self.seat) if getattr(agent, "needs_observation", False) else None
+            choice = int(agent.act(obs, view))
+            rows = [{"action": choice, "share": None, "value": None}]
+        for row in rows:
+            row["move"] = describe_action(row["action"])
+            if row["action"] < rules.PASS_ACTION:
+                points, breakdown = placement_score(view, row["action"], self._rng)
+                row["points"], row["breakdown"] = points, describe_breakdown(breakdown, points)
+            else:
+                row["points"], row["breakdown"] = 0, "no minutes"
+        return {"agent": self.hint_spec, "action": int(choice), "move": describe_action(int(choice)),
+                "moves": rows, "legal": len(legal)}
+
+    # --- the record --------------------------------------------------------------------------
+    def record(self) -> dict:
+        """The game as a games.jsonl record (`evaluate.py replay` reads it)."""
+        state = self._state
+        return {"game": 0, "deal_index": 0, "deal_seed": self.deal_seed, "labels": list(self.labels),
+                "seats": list(self.labels), "human_seat": self.seat, "deal": [int(v) for v in state.deal],
+                "num_players": state.num_players, "team": state.team, "actions": list(self.actions),
+                "scores": state.scores.tolist(), "ranking": state.ranking().tolist(),
+                "rewards": state.rewards().tolist() if state.is_over else [], "over": state.is_over,
+                "forfeit": None, "forfeit_reason": None, "error": None, "moves": len(self.actions)}
+
+
+def _playable(label) -> str:
+    """A record's seat label as an agent spec, or greedy when it is not one."""
+    if not isinstance(label, str) or label == HUMAN:
+        return "greedy"
+    try:
+        agents.check_spec(label)
+    except ValueError:
+        return "greedy"
+    return label
+
+
+def _action_words(action: int) -> str:
+    if 0 <= action < rules.NUM_TEAM_ACTIONS:
+        return describe_action(action)
+    return f"action {action} (ids are 0..{rules.NUM_TEAM_ACTIONS - 1})"

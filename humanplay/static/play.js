@@ -1,0 +1,277 @@
+// The 24/7 page: draws what the server sends (the board SVG, the hand, scores) and sends
+// the person's clicks. All rules live on the server; the page only knows which cells and
+// values the server says are legal.
+"use strict";
+
+let game = null;        // the last state the server sent
+let cell = null;        // the selected board cell, or null
+let value = null;       // the selected hand value, or null
+let busy = false;       // a request is in flight
+let replayStep = null;  // the step shown while replaying a finished game
+let hintCell = null;    // the cell of the hint's move, outlined until the next move
+
+const $ = (id) => document.getElementById(id);
+
+async function api(method, path, body) {
+  const options = { method, headers: {} };
+  if (body !== undefined) {
+    options.headers["Content-Type"] = "application/json";
+    options.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, options);
+  const data = await response.json();
+  if (!response.ok) throw new Error(data.error || response.statusText);
+  return data;
+}
+
+async function call(method, path, body, onDone) {
+  if (busy) return;
+  busy = true;
+  $("error").textContent = "";
+  document.body.classList.add("busy");
+  showStatus();
+  try {
+    onDone(await api(method, path, body));
+  } catch (err) {
+    $("error").textContent = err.message;
+  } finally {
+    busy = false;
+    document.body.classList.remove("busy");
+    showStatus();
+  }
+}
+
+function setGame(state) {
+  game = state;
+  cell = null;
+  value = null;
+  replayStep = null;
+  hintCell = null;
+  $("hintbox").hidden = true;
+  draw(state);
+}
+
+function legalValues(c) { return (game && game.legal[String(c)]) || []; }
+
+function draw(state) {
+  $("svg").innerHTML = state.svg;
+  drawCells(state);
+  drawHand(state);
+  drawScores(state);
+  drawReplies(state.replies);
+  drawLog(state.moves);
+  $("bag").textContent = `bag: ${state.bag} tiles` + (state.partner_shows ? ` · your partner shows you a ${state.partner_shows}` : "");
+  $("pass").hidden = !state.can_pass;
+  $("undo").disabled = state.step !== null && state.step !== undefined;
+  $("hint").disabled = !state.your_turn;
+  const replay = $("replay");
+  replay.hidden = !state.over;
+  if (state.over) {
+    const step = state.step === null || state.step === undefined ? state.steps : state.step;
+    $("stepinfo").textContent = `move ${step} / ${state.steps}`;
+    $("download").href = `/api/record?game=${encodeURIComponent(state.game)}`;
+  }
+  showStatus();
+}
+
+function drawCells(state) {
+  const g = state.geometry;
+  const layer = $("cells");
+  layer.innerHTML = "";
+  for (let c = 0; c < g.size * g.size; c++) {
+    const button = document.createElement("button");
+    const row = Math.floor(c / g.size), col = c % g.size;
+    button.className = "cell";
+    button.dataset.cell = c;
+    button.title = `(${row},${col})`;
+    Object.assign(button.style, { left: `${g.x0 + col * g.cell}px`, top: `${g.y0 + row * g.cell}px`,
+                                  width: `${g.cell}px`, height: `${g.cell}px` });
+    const values = legalValues(c);
+    if (values.length && (value === null || values.includes(value))) button.classList.add("legal");
+    if (c === cell) button.classList.add("selected");
+    if (c === hintCell) button.classList.add("hinted");
+    if (state.replies.some((m) => m.action !== null && m.action < 490 && Math.floor(m.action / 10) === c)) {
+      button.classList.add("ai-move");
+    }
+    button.addEventListener("click", () => clickCell(c));
+    layer.appendChild(button);
+  }
+}
+
+function drawHand(state) {
+  const hand = $("hand");
+  hand.innerHTML = "";
+  const playable = new Set(Object.values(state.legal).flat());
+  state.hand.forEach((v, i) => {
+    const button = document.createElement("button");
+    button.className = "tile";
+    button.textContent = v;
+    button.dataset.value = v;
+    button.dataset.index = i;
+    if (playable.has(v) && (cell === null || legalValues(cell).includes(v))) button.classList.add("playable");
+    if (v === value) button.classList.add("selected");
+    button.addEventListener("click", () => clickTile(v));
+    hand.appendChild(button);
+  });
+  const shows = $("shows");
+  shows.innerHTML = "";
+  state.shows.forEach((v) => {
+    const button = document.createElement("button");
+    button.textContent = `show ${v}`;
+    button.dataset.show = v;
+    button.addEventListener("click", () => send(490 + v));
+    shows.appendChild(button);
+  });
+}
+
+function drawScores(state) {
+  const body = $("scores").querySelector("tbody");
+  body.innerHTML = "";
+  for (let s = 0; s < state.players; s++) {
+    const tr = document.createElement("tr");
+    tr.id = `seat-${s}`;
+    if (s === state.seat) tr.classList.add("you");
+    if (!state.over && s === state.current) tr.classList.add("mover");
+    const place = state.ranking ? ` (${ordinal(state.ranking[s] + 1)})` : "";
+    const name = s === state.seat ? "you" : state.labels[s];
+    tr.innerHTML = `<td>${s}</td><td></td><td class="score" id="score-${s}">${state.scores[s]}</td>` +
+                   `<td id="tiles-${s}">${state.hand_sizes[s]}</td>`;
+    tr.children[1].textContent = name + place;
+    body.appendChild(tr);
+  }
+  if (state.team) {
+    const tr = document.createElement("tr");
+    const sc = state.scores;
+    tr.innerHTML = `<td colspan="4">teams: 0+2 ${sc[0] + sc[2]} · 1+3 ${sc[1] + sc[3]}</td>`;
+    body.appendChild(tr);
+  }
+}
+
+function ordinal(n) { return n + (["th", "st", "nd", "rd"][n] || "th"); }
+
+function moveText(m) {
+  const who = game && m.seat === game.seat ? "you" : `seat ${m.seat}`;
+  return `${who}: ${m.move}` + (m.action !== null && m.action < 490 ? `  +${m.points} (${m.breakdown})` : "");
+}
+
+function drawReplies(replies) {
+  const box = $("replies");
+  box.innerHTML = "";
+  if (!replies.length) { box.hidden = true; return; }
+  box.hidden = false;
+  replies.forEach((m) => {
+    const p = document.createElement("div");
+    p.className = "reply";
+    p.textContent = moveText(m);
+    box.appendChild(p);
+  });
+}
+
+function drawLog(moves) {
+  const log = $("log");
+  log.innerHTML = "";
+  moves.forEach((m) => {
+    const li = document.createElement("li");
+    li.textContent = moveText(m);
+    log.appendChild(li);
+  });
+  log.scrollTop = log.scrollHeight;
+}
+
+function showStatus() {
+  if (!game) return;
+  let text;
+  if (busy) text = "thinking…";
+  else if (game.over) {
+    const best = Math.min(...game.ranking);
+    const winners = game.ranking.map((r, s) => (r === best ? s : -1)).filter((s) => s >= 0);
+    text = "game over: " + (winners.includes(game.seat) ? (winners.length > 1 ? "a shared win" : "you win!") : "you lose")
+      + (game.saved ? ` · saved to ${game.saved}` : "");
+  } else if (game.your_turn) {
+    text = game.can_pass ? "none of your tiles fits: pass" : "your move: click a highlighted cell, then a tile";
+  } else text = `seat ${game.current} to move`;
+  $("status").textContent = text;
+}
+
+function clickCell(c) {
+  if (busy || !game || !game.your_turn || !legalValues(c).length) return;
+  if (value !== null && legalValues(c).includes(value)) return send(c * 10 + value - 1);
+  cell = c === cell ? null : c;
+  value = null;
+  drawCells(game);
+  drawHand(game);
+}
+
+function clickTile(v) {
+  if (busy || !game || !game.your_turn) return;
+  if (cell !== null && legalValues(cell).includes(v)) return send(cell * 10 + v - 1);
+  value = v === value ? null : v;
+  cell = null;
+  drawCells(game);
+  drawHand(game);
+}
+
+function send(action) {
+  call("POST", "/api/move", { game: game.game, action }, setGame);
+}
+
+function showHint(h) {
+  const box = $("hintbox");
+  box.hidden = false;
+  box.innerHTML = "";
+  const title = document.createElement("div");
+  title.textContent = `hint (${h.agent}): play ${h.move}`;
+  title.style.fontWeight = "bold";
+  box.appendChild(title);
+  const table = document.createElement("table");
+  h.moves.forEach((m) => {
+    const tr = document.createElement("tr");
+    const share = m.share === null ? "" : `${Math.round(m.share * 100)}% of visits, reward ${m.value.toFixed(2)}`;
+    [m.move, share, m.points ? m.breakdown : "no minutes"].forEach((t) => {
+      const td = document.createElement("td");
+      td.textContent = t;
+      tr.appendChild(td);
+    });
+    table.appendChild(tr);
+  });
+  box.appendChild(table);
+  hintCell = h.action < 490 ? Math.floor(h.action / 10) : null;
+  drawCells(game);
+}
+
+function replayTo(step) {
+  if (!game || !game.over) return;
+  step = Math.max(0, Math.min(step, game.steps));
+  call("GET", `/api/replay?game=${encodeURIComponent(game.game)}&step=${step}`, undefined, (state) => {
+    replayStep = step;
+    state.saved = game.saved;
+    const keep = game;
+    draw(Object.assign({}, state, { legal: {}, your_turn: false, can_pass: false, over: true }));
+    game = keep;
+    $("stepinfo").textContent = `move ${step} / ${state.steps}`;
+  });
+}
+
+$("new").addEventListener("click", () => call("POST", "/api/new", { players: Number($("players").value) }, setGame));
+$("undo").addEventListener("click", () => call("POST", "/api/undo", { game: game.game }, setGame));
+$("hint").addEventListener("click", () => call("POST", "/api/hint", { game: game.game }, showHint));
+$("pass").addEventListener("click", () => send(490));
+$("first").addEventListener("click", () => replayTo(0));
+$("prev").addEventListener("click", () => replayTo((replayStep === null ? game.steps : replayStep) - 1));
+$("next").addEventListener("click", () => replayTo((replayStep === null ? game.steps : replayStep) + 1));
+$("last").addEventListener("click", () => replayTo(game.steps));
+$("open").addEventListener("change", async (event) => {
+  const file = event.target.files[0];
+  if (!file) return;
+  const text = (await file.text()).trim();
+  let record;
+  try {
+    record = JSON.parse(text.split("\n")[0]);
+  } catch (err) {
+    $("error").textContent = `not a game record: ${err.message}`;
+    return;
+  }
+  call("POST", "/api/load", { record }, setGame);
+});
+
+call("GET", "/api/state", undefined, setGame);

@@ -1,0 +1,160 @@
+"""The web game in a real headless Chromium (Debian's /usr/bin/chromium driven by
+Playwright; never a downloaded browser): a whole 2-player game against greedy played by
+clicking, the scores on the page checked against the engine, and a screenshot of the
+page saved to docs/play_web.png (the README shows it)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from engine import GameState
+
+CHROMIUM = Path("/usr/bin/chromium")
+SCREENSHOT = Path(__file__).resolve().parents[1] / "docs" / "play_web.png"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--no-first-run", "--disable-sync"]
+SEED = 11
+SCREENSHOT_MOVE = 7  # the person's move before which the picture is taken (mid-game, hint shown)
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.is_file(), reason="Debian's chromium is not installed at "
+                                "/usr/bin/chromium (apt-get install chromium; .ci/run does)")
+
+
+@pytest.fixture
+def server(tmp_path):
+    from humanplay.web import Settings, make_server
+
+    settings = Settings(opponents=["greedy"], seed=SEED, hint="ismcts:iterations=300", save_dir=tmp_path)
+    srv = make_server(settings, port=0)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+    srv.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    # playwright is in the test extra: without it this is an error, not a skip
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, timeout=60_000)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1100, "height": 720})  # its own cookies
+    try:
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        yield page
+    finally:
+        context.close()
+
+
+def _scores(page) -> list[int]:
+    return [int(x) for x in page.locator("#scores td.score").all_inner_texts()]
+
+
+def _game_id(page) -> str:
+    return page.evaluate("game.game")
+
+
+def _wait_for_answer(page) -> None:
+    page.wait_for_function("() => game !== null && !busy")
+
+
+def _play_one(page) -> None:
+    """Click a legal move as a person would: a highlighted cell, then a tile that fits it."""
+    if page.locator("#pass").is_visible():
+        page.click("#pass")
+        return
+    cell = page.locator("#cells .cell.legal").first
+    cell.click()
+    assert page.locator("#cells .cell.selected").count() == 1
+    page.locator("#hand .tile.playable").first.click()
+
+
+def test_full_game_against_greedy_by_clicking(server, page):
+    page.goto(server)
+    page.wait_for_selector("#cells .cell")
+    _wait_for_answer(page)
+    assert page.locator("#scores tbody tr").count() == 2
+    moves = 0
+    while not page.evaluate("game.over"):
+        turn = page.evaluate("game.turn")
+        if moves == SCREENSHOT_MOVE:
+            page.click("#hint")
+            page.wait_for_selector("#hintbox:not([hidden])")
+            page.locator("#cells .cell.legal").first.click()
+            SCREENSHOT.parent.mkdir(exist_ok=True)
+            page.screenshot(path=str(SCREENSHOT), full_page=True, animations="disabled")
+            page.locator("#cells .cell.selected").click()  # deselect, then play as usual
+        _play_one(page)
+        page.wait_for_function(f"() => !busy && (game.turn > {turn} || game.over)")
+        assert page.locator("#error").inner_text() == ""
+        moves += 1
+        assert moves < 60
+    # the page's numbers against the engine replaying the saved record
+    game_id = _game_id(page)
+    record = page.evaluate(f"fetch('/api/record?game={game_id}').then(r => r.json())")
+    state = GameState.from_deal(record["deal"], record["num_players"], record["team"])
+    for action in record["actions"]:
+        state.step(action)
+    assert state.is_over
+    assert _scores(page) == state.scores.tolist() == record["scores"]
+    assert [int(x) for x in page.locator("#scores td[id^=tiles]").all_inner_texts()] == state.hand_sizes.tolist()
+    assert record["labels"] == ["human", "greedy"]
+    assert "game over" in page.locator("#status").inner_text()
+    # step-by-step replay of the finished game
+    page.click("#first")
+    page.wait_for_function("() => !busy && document.getElementById('stepinfo').textContent.startsWith('move 0 ')")
+    assert _scores(page) == [0, 0]
+    page.click("#next")
+    page.wait_for_function("() => !busy && document.getElementById('stepinfo').textContent.startsWith('move 1 ')")
+    assert SCREENSHOT.is_file() and SCREENSHOT.stat().st_size > 10_000
+
+
+def test_illegal_click_changes_nothing(server, page):
+    page.goto(server)
+    page.wait_for_selector("#cells .cell")
+    _wait_for_answer(page)
+    before = page.evaluate("JSON.stringify([game.turn, game.scores, game.hand])")
+    page.locator("#cells .cell:not(.legal)").first.click()  # a cell no tile may go on
+    assert page.locator("#cells .cell.selected").count() == 0
+    status = page.evaluate("api('POST', '/api/move', {game: game.game, action: 0}).catch(e => e.message)")
+    assert "illegal move" in status
+    assert page.evaluate("JSON.stringify([game.turn, game.scores, game.hand])") == before
+    state = page.evaluate("api('GET', '/api/state?game=' + game.game)")
+    assert [state["turn"], state["scores"], state["hand"]] == json.loads(before)
+
+
+def test_open_a_tournament_record_and_step_through_it(server, page, tmp_path):
+    import agents
+    from agents.play import play_game
+    from engine import random_deal
+
+    game = play_game([agents.make("greedy"), agents.make("random", seed=2)], random_deal(4)).to_dict()
+    path = tmp_path / "games.jsonl"
+    path.write_text(json.dumps({"game": 0, "labels": ["greedy", "random"], "deal_seed": 4, **game}) + "\n")
+    page.goto(server)
+    page.wait_for_selector("#cells .cell")
+    _wait_for_answer(page)
+    page.set_input_files("#open", str(path))
+    page.wait_for_function("() => !busy && game.over")
+    assert _scores(page) == game["scores"]
+    assert page.locator("#replay").is_visible()
+    page.click("#first")
+    page.wait_for_function("() => !busy && document.getElementById('stepinfo').textContent.startsWith('move 0 ')")
+    page.click("#next")
+    page.wait_for_function("() => !busy && document.getElementById('stepinfo').textContent.startsWith('move 1 ')")
+    assert page.locator("#log li").count() == 1

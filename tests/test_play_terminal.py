@@ -1,0 +1,184 @@
+"""The terminal game driven through its input, and the game records it shares with the
+web app and tournaments."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import agents
+import play
+from agents.play import play_game
+from engine import GameState, random_deal, rules
+from engine.game import Combination
+from evaluation.replay import load_game, replay_text
+from humanplay import terminal
+from humanplay.session import Session, describe_breakdown, load_record
+
+HINT = "ismcts:iterations=200"
+
+
+class Script:
+    """Feeds lines to the game as a person would type them; records what it printed."""
+
+    def __init__(self, lines):
+        self.lines = list(lines)
+        self.out: list[str] = []
+
+    def read(self, prompt: str) -> str:
+        if callable(self.lines[0]):
+            return self.lines.pop(0)()
+        return self.lines.pop(0)
+
+    def write(self, text: str) -> None:
+        self.out.append(text)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.out)
+
+
+def _typed(session: Session) -> str:
+    """The first legal placement of `session` as 'row col value' (or 'pass')."""
+    action = session.legal_actions()[0]
+    if action == rules.PASS_ACTION:
+        return "pass"
+    cell, value = rules.decode_action(action)
+    return f"{cell // 7} {cell % 7} {value}"
+
+
+def test_scripted_game_bad_move_hint_undo_to_the_end(tmp_path):
+    session = Session.new(["greedy"], seed=4, hint_spec=HINT)
+    first = _typed(session)
+    start_board = session.view.board.tolist()
+    # 1 move, 3 bad inputs, hint, undo (back to the start), undo with nothing to undo, then play on
+    script = Script([first, "9 9 9", "3 3 5", "hello", "hint", "undo", "undo", "moves"]
+                    + [lambda: _typed(session)] * 60)
+    record = terminal.run(session, tmp_path / "g.jsonl", script.read, script.write)
+    text = script.text
+    assert "not played: row and column are 0..6, got (9,9)" in text
+    assert "not played: (3,3) is taken" in text
+    assert "unknown command 'hello'" in text
+    assert f"hint ({HINT}): play " in text and "% of visits" in text
+    assert "took back 2 move(s)" in text
+    assert "nothing to undo" in text
+    assert "game over: " in text
+    assert session.is_over and record["scores"] == session.view.scores.tolist()
+    assert record["actions"][0] == rules.action_id(rules.cell_of(*map(int, first.split()[:2])), int(first.split()[2]))
+    # the game went on from the undone position: the record replays from the deal
+    replayed = GameState.from_deal(record["deal"], 2)
+    assert replayed.board.tolist() == start_board
+    for a in record["actions"]:
+        replayed.step(a)
+    assert replayed.scores.tolist() == record["scores"]
+    # every placement printed its breakdown
+    assert "you: " in text and ("sum 7" in text or "sum 24" in text)
+
+
+def test_quit_saves_a_record_that_opens_in_evaluate_replay_and_play_load(tmp_path, monkeypatch, capsys):
+    session = Session.new(["greedy"], seed=2, hint_spec=HINT)
+    script = Script([_typed(session), "quit"])
+    save = tmp_path / "quit.jsonl"
+    terminal.run(session, save, script.read, script.write)
+    assert "game saved to" in script.text
+    rec = load_game(save, 0)  # evaluate.py replay's reader
+    assert "seat 0 human" in replay_text(rec)
+    assert rec["actions"] == session.actions and len(rec["actions"]) == 2
+    # play.py --load goes on with it (greedy replies as before), then quits again
+    lines = iter(["quit"])
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(lines))
+    assert play.main(["--load", str(save), "--save", str(tmp_path / "again.jsonl"), "--hint", HINT]) == 0
+    again = json.loads((tmp_path / "again.jsonl").read_text())
+    assert again["actions"] == rec["actions"] and again["labels"] == ["human", "greedy"]
+
+
+def test_tournament_record_opens_for_play_and_replay(tmp_path, monkeypatch):
+    deal = random_deal(9)
+    game = play_game([agents.make("greedy"), agents.make("random", seed=1)], deal).to_dict()
+    line = {"game": 3, "deal_index": 1, "table": 0, "labels": ["greedy", "random"], "deal_seed": 9,
+            "seats": ["greedy", "random"], **game}
+    path = tmp_path / "games.jsonl"
+    path.write_text(json.dumps({"game": 2, "labels": ["x"]}) + "\n" + json.dumps(line) + "\n")
+    record = load_record(path, 3)
+    session = Session.from_record(record, seat=1, hint_spec=HINT)
+    assert session.is_over and session.actions == game["actions"]
+    assert session.labels == ["greedy", "human"]
+    steps = Script(["", "", "b", "5", "q"])
+    terminal.replay(session, steps.read, steps.write)
+    assert "move 2/" in steps.text and "move 5/" in steps.text
+    monkeypatch.setattr("builtins.input", lambda prompt="": "q")
+    assert play.main(["--load", str(path), "--game", "3", "--seat", "1"]) == 0
+
+
+@pytest.mark.parametrize("record, message", [
+    ({"deal": [1] * 40, "num_players": 2, "actions": []}, "four of each value"),
+    ({"deal": list(random_deal(0)), "num_players": 2, "actions": [489, 489]}, "not legal"),
+    ({"deal": list(random_deal(0)), "num_players": 5, "actions": []}, "num_players"),
+    ({"num_players": 2, "actions": []}, "lacks deal"),
+    ([1, 2], "JSON object"),
+])
+def test_bad_records_are_refused(record, message):
+    with pytest.raises(ValueError, match=message):
+        Session.from_record(record)
+
+
+def test_bad_files_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="no such game record"):
+        load_record(tmp_path / "none.jsonl")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{not json\n")
+    with pytest.raises(ValueError, match="line 1: not JSON"):
+        load_record(bad)
+
+
+def test_bad_options_are_refused():
+    with pytest.raises(ValueError, match="seat must be"):
+        Session.new(["greedy"], seat=2)
+    with pytest.raises(ValueError, match="bad parameters"):
+        Session.new(["greedy:depth=2"])
+    with pytest.raises(ValueError, match="one per other seat"):
+        Session.new(["greedy", "random"], num_players=4)
+    assert play.main(["--team", "--players", "2"]) == 2
+
+
+def test_breakdown_words():
+    combos = (Combination("sum24", "row", 40), Combination("run4", "col", 40), Combination("double_time", None, 80))
+    assert describe_breakdown(combos, 160) == "sum 24 (row) + run of 4 (col), doubled: 160"
+    assert describe_breakdown((), 0) == "no minutes"
+
+
+def _hidden_twin(deal: np.ndarray, num_players: int) -> np.ndarray:
+    """The deal with every tile seat 0 cannot see shuffled: start tile and seat 0's hand
+    kept, the set-aside tiles, the other hands and the bag permuted among themselves."""
+    hand = rules.hand_size(num_players)
+    hidden = [1, 2, 3] + list(range(4 + hand, rules.NUM_TILES))
+    twin = deal.copy()
+    twin[hidden] = np.roll(deal[hidden], 7)
+    assert not np.array_equal(twin, deal)
+    return twin
+
+
+def test_nothing_hidden_reaches_the_screen_or_the_hint(tmp_path):
+    deal = random_deal(21)
+    outputs = []
+    for d in (deal, _hidden_twin(deal, 2)):
+        session = Session(d, 2, False, 0, ["greedy"], seed=5, hint_spec=HINT)
+        script = Script(["hint", "moves", "quit"])
+        terminal.run(session, tmp_path / "h.jsonl", script.read, script.write)
+        outputs.append(script.out[:-1])  # all but the line naming the saved file
+    assert outputs[0] == outputs[1]
+
+
+def test_team_shows_are_seen_only_by_the_partner():
+    session = Session.new(["greedy"], 4, True, seat=1, seed=2, hint_spec=HINT)
+    value = next(v + 1 for v in range(rules.MAX_VALUE) if session.view.hand[v])
+    moves = session.play(terminal.parse_move(f"show {value}", session))
+    assert [m.action for m in moves] == [rules.show_action(value)]
+    show = moves[0]
+    assert show.public(3, True)["move"] == f"show {value}"  # the partner
+    assert show.public(0, True) == {"seat": 1, "action": None, "move": "shows a tile to its partner",
+                                    "points": 0, "breakdown": ""}
+    with pytest.raises(ValueError, match="cannot show"):
+        terminal.parse_move(f"show {value}", session)  # once a turn

@@ -1,0 +1,228 @@
+"""The web app's endpoints through a client (urllib against a server on a free port):
+games kept apart per browser, every bad request refused with a clear 4xx and nothing
+changed, hidden tiles never sent before the game is over."""
+
+from __future__ import annotations
+
+import http.cookiejar
+import json
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import agents
+from agents.play import play_game
+from engine import GameState, random_deal, rules
+from humanplay.web import MAX_BODY, Settings, make_server
+
+HINT = "ismcts:iterations=100"
+
+
+@pytest.fixture
+def server(tmp_path):
+    srv = make_server(Settings(opponents=["greedy"], seed=3, hint=HINT, save_dir=tmp_path), port=0)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+class Client:
+    """One browser: its own cookie jar."""
+
+    def __init__(self, srv):
+        self.base = f"http://127.0.0.1:{srv.server_address[1]}"
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+
+    def raw(self, method, path, data=None, headers=None):
+        req = urllib.request.Request(self.base + path, data=data, method=method, headers=headers or {})
+        try:
+            with self.opener.open(req, timeout=60) as f:
+                return f.status, f.read(), f.headers
+        except urllib.error.HTTPError as err:
+            return err.code, err.read(), err.headers
+
+    def call(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        status, payload, _ = self.raw(method, path, data, {"Content-Type": "application/json"})
+        return status, json.loads(payload)
+
+
+def _first_move(state) -> int:
+    if state["can_pass"]:
+        return rules.PASS_ACTION
+    cell, values = next(iter(state["legal"].items()))
+    return int(cell) * rules.MAX_VALUE + values[0] - 1
+
+
+def _public_part(state):
+    return {k: v for k, v in state.items() if k not in ("game", "saved")}
+
+
+def test_a_game_to_the_end_then_its_record_and_replay(server):
+    c = Client(server)
+    status, state = c.call("GET", "/api/state")
+    assert status == 200 and state["your_turn"] and state["seat"] == 0
+    assert "deal" not in json.dumps(state) and "<svg" in state["svg"]
+    while not state["over"]:
+        status, state = c.call("POST", "/api/move", {"game": state["game"], "action": _first_move(state)})
+        assert status == 200
+        assert all(m["seat"] == 1 for m in state["replies"])
+    status, record = c.call("GET", f"/api/record?game={state['game']}")
+    assert status == 200 and record["labels"] == ["human", "greedy"]
+    replayed = GameState.from_deal(record["deal"], 2)
+    for action in record["actions"]:
+        replayed.step(action)
+    assert replayed.scores.tolist() == state["scores"] and state["ranking"] == replayed.ranking().tolist()
+    assert state["saved"] and json.loads(Path(state["saved"]).read_text())["actions"] == record["actions"]
+    status, step = c.call("GET", f"/api/replay?game={state['game']}&step=2")
+    assert status == 200 and step["step"] == 2 and len(step["moves"]) == 2 and step["legal"] == {}
+    for bad in ("-1", "x", str(len(record["actions"]) + 1)):
+        status, err = c.call("GET", f"/api/replay?game={state['game']}&step={bad}")
+        assert status == 400 and "step" in err["error"]
+
+
+def test_bad_requests_get_4xx_and_change_nothing(server):
+    c = Client(server)
+    _, state = c.call("GET", "/api/state")
+    game = state["game"]
+    illegal = next(a for a in range(rules.PASS_ACTION) if str(a // 10) not in state["legal"])
+    cases = [
+        ({"game": game, "action": illegal}, 422, "illegal move"),
+        ({"game": game, "action": rules.PASS_ACTION}, 422, "illegal move"),
+        ({"game": game, "action": 9999}, 422, "illegal move"),
+        ({"game": game, "action": True}, 400, "integer action id"),
+        ({"game": game, "action": "253"}, 400, "integer action id"),
+        ({"game": game}, 400, "integer action id"),
+        ({"action": _first_move(state)}, 400, "game id"),
+        ({"game": "nope", "action": _first_move(state)}, 404, "unknown game id"),
+    ]
+    for body, code, words in cases:
+        status, err = c.call("POST", "/api/move", body)
+        assert status == code and words in err["error"], (body, status, err)
+    for data, code, words in [(b"{bad json", 400, "malformed JSON"), (b"[1, 2]", 400, "JSON object"),
+                              (b"\xff\xfe", 400, "malformed JSON")]:
+        status, payload, _ = c.raw("POST", "/api/move", data, {"Content-Type": "application/json"})
+        assert status == code and words in json.loads(payload)["error"]
+    status, payload, _ = c.raw("POST", "/api/move", b"{}", {"Content-Length": str(MAX_BODY + 1)})
+    assert status == 413 and "over" in json.loads(payload)["error"]
+    status, _, headers = c.raw("GET", "/favicon.ico")
+    assert status == 404 and headers["Set-Cookie"] is None  # keeps the browser's session cookie
+    assert c.call("POST", "/api/nothing", {})[0] == 404
+    assert c.call("GET", f"/api/record?game={game}")[0] == 409  # the deal only after the end
+    assert c.call("GET", f"/api/replay?game={game}&step=0")[0] == 409
+    assert c.call("POST", "/api/undo", {"game": game})[0] == 409  # no move of yours yet
+    for body in ({"players": 5}, {"seat": 3}, {"seed": -1}, {"players": "2"}):
+        assert c.call("POST", "/api/new", body)[0] == 400
+    _, after = c.call("GET", f"/api/state?game={game}")
+    assert _public_part(after) == _public_part(state)
+
+
+def test_more_players(server):
+    c = Client(server)
+    status, state = c.call("POST", "/api/new", {"players": 3, "seat": 2})
+    assert status == 200 and state["labels"] == ["greedy", "greedy", "human"] and len(state["moves"]) == 2
+    assert state["your_turn"] and len(state["hand"]) == rules.hand_size(3)
+
+
+def test_stale_ids_undo_hint_and_separate_browsers(server):
+    a, b = Client(server), Client(server)
+    _, first = a.call("GET", "/api/state")
+    _, second = a.call("POST", "/api/new", {"seed": 8})
+    assert second["game"] != first["game"]
+    status, err = a.call("POST", "/api/move", {"game": first["game"], "action": _first_move(first)})
+    assert status == 409 and "stale game id" in err["error"]
+    # another browser cannot reach a's game
+    _, other = b.call("GET", "/api/state")
+    status, err = b.call("POST", "/api/move", {"game": second["game"], "action": _first_move(second)})
+    assert status == 404
+    # hint from the person's view, then move and undo back to the same state
+    status, hint = a.call("POST", "/api/hint", {"game": second["game"]})
+    assert status == 200 and hint["agent"] == HINT and hint["moves"][0]["share"] > 0
+    assert 0 <= hint["action"] < rules.PASS_ACTION and str(hint["action"] // 10) in second["legal"]
+    _, moved = a.call("POST", "/api/move", {"game": second["game"], "action": hint["action"]})
+    assert moved["turn"] == second["turn"] + 2 and len(moved["replies"]) == 1
+    _, undone = a.call("POST", "/api/undo", {"game": second["game"]})
+    assert _public_part(undone) == _public_part(second)
+    _, b_state = b.call("GET", f"/api/state?game={other['game']}")
+    assert _public_part(b_state) == _public_part(other)
+
+
+def test_records_from_tournaments_and_files_load(server):
+    c = Client(server)
+    deal = random_deal(5)
+    game = play_game([agents.make("greedy"), agents.make("greedy")], deal).to_dict()
+    record = {"game": 7, "labels": ["greedy", "random"], "deal_seed": 5, **game}
+    record["actions"] = record["actions"][:6]  # an unfinished game: play on from there
+    status, state = c.call("POST", "/api/load", {"record": record})
+    assert status == 200 and state["turn"] == 6 and state["your_turn"] and state["labels"] == ["human", "random"]
+    assert len(state["moves"]) == 6
+    for bad, words in [(None, "JSON object"), ({"deal": [1] * 40, "num_players": 2, "actions": []}, "four of each"),
+                       ({**record, "actions": [0]}, "not legal")]:
+        status, err = c.call("POST", "/api/load", {"record": bad})
+        assert status == 400 and words in err["error"]
+    _, now = c.call("GET", f"/api/state?game={state['game']}")
+    assert _public_part(now) == _public_part(state)
+
+
+def test_the_page_never_gets_hidden_tiles(server):
+    """Two browsers whose deals differ only in tiles seat 0 cannot see get the same page."""
+    deal = np.asarray(random_deal(13))
+    twin = deal.copy()
+    hidden = [1, 2, 3] + list(range(4 + rules.hand_size(2), rules.NUM_TILES))
+    twin[hidden] = np.roll(deal[hidden], 5)
+    states = []
+    for d in (deal, twin):
+        c = Client(server)
+        rec = {"deal": d.tolist(), "num_players": 2, "team": False, "actions": [], "labels": ["human", "greedy"]}
+        _, state = c.call("POST", "/api/load", {"record": rec})
+        _, hint = c.call("POST", "/api/hint", {"game": state["game"]})
+        states.append((_public_part(state), hint))
+    assert states[0] == states[1]
+
+
+def test_static_files_and_default_host(server):
+    c = Client(server)
+    status, page, headers = c.raw("GET", "/")
+    assert status == 200 and b"play.js" in page and headers["Content-Type"].startswith("text/html")
+    assert c.raw("GET", "/static/play.js")[0] == 200
+    assert c.raw("GET", "/static/../web.py")[0] == 404
+    assert c.raw("GET", "/static/%2e%2e/web.py")[0] == 404
+    import inspect
+
+    assert inspect.signature(make_server).parameters["host"].default == "127.0.0.1"
+
+
+def test_latency_benchmark_runs(capsys):
+    from benchmarks import play_latency
+
+    rows = play_latency.main(["--opponents", "greedy", "--games", "1", "--json"])
+    assert rows[0]["moves"] > 10 and rows[0]["budget_s"] == 0.2
+    assert play_latency.budget("ismcts:time=0.1") == pytest.approx(0.2)
+    assert "machine" in json.loads(capsys.readouterr().out)
+
+
+@agents.register("play_web_test_illegal")
+class _IllegalAgent(agents.Agent):
+    """Replies with a move that does not exist: a broken agent."""
+
+    def act(self, observation, view) -> int:
+        return 9999
+
+
+def test_a_broken_agent_gets_a_500_not_a_dropped_connection(tmp_path):
+    srv = make_server(Settings(opponents=["play_web_test_illegal"], seed=1, hint=HINT, save_dir=tmp_path), port=0)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        c = Client(srv)
+        _, state = c.call("GET", "/api/state")
+        status, err = c.call("POST", "/api/move", {"game": state["game"], "action": _first_move(state)})
+        assert status == 500 and "internal error" in err["error"]
+    finally:
+        srv.shutdown()
+        srv.server_close()
