@@ -110,43 +110,57 @@ def load_ladder_games(path: str | os.PathLike) -> LadderGames:
             if last_unfinished and isinstance(exc, json.JSONDecodeError):
                 data.torn = True
                 continue
-            raise ValueError(f"{path}, line {number}: not a valid ladder record ({exc}); "
+            why = f"missing key {exc}" if isinstance(exc, KeyError) else str(exc)
+            raise ValueError(f"{path}, line {number}: not a valid ladder record ({why}); "
                              "repair or delete that line") from None
     return data
 
 
 def _add_record(data: LadderGames, record: dict, seen: set) -> None:
+    """Check one journal record against those before it and add it to `data`."""
     if not isinstance(record, dict):
         raise ValueError(f"expected a JSON object, got {type(record).__name__}")
     kind = record.get("kind")
-    if data.settings is None and kind != "ladder":
-        raise ValueError("the first record must be the ladder's settings (kind 'ladder')")
+    if (data.settings is None) != (kind == "ladder"):
+        raise ValueError("the settings (kind 'ladder') must be the first record, and only that one")
     if kind == "ladder":
-        if data.settings is not None:
-            raise ValueError("a second settings record")
         _ = [record[k] for k in IDENTITY]
         data.settings = record
     elif kind == "generation":
-        g = record["generation"]
-        if not isinstance(g, int) or (data.generations and g <= data.generations[-1]["generation"]):
-            raise ValueError(f"generation {g!r} does not follow generation {data.generations[-1]['generation']}"
-                             if data.generations else f"bad generation number {g!r}")
-        _ = (record["spec"], float(record["wall_s"]), list(record["opponents"]), int(record["games_per_pair"]))
+        _check_header(data, record)
         data.generations.append(record)
     elif kind == "game":
-        head = data.header(record["generation"])
-        if head is None or record["opponent"] not in head["opponents"]:
-            raise ValueError(f"game of generation {record['generation']!r} against {record['opponent']!r}, "
-                             "which no generation header above it plays")
-        key = (record["generation"], record["opponent"], int(record["game"]))
-        if key in seen:
-            raise ValueError(f"game {key[2]} of generation {key[0]} against {key[1]} appears twice")
-        if record.get("ranking") and len(record["labels"]) != len(record["scores"]):
-            raise ValueError("labels and scores differ in length")
-        seen.add(key)
+        _check_game(data, record, seen)
         data.games.append(record)
     else:
         raise ValueError(f"unknown record kind {kind!r}")
+
+
+def _check_header(data: LadderGames, record: dict) -> None:
+    g = record["generation"]
+    if isinstance(g, bool) or not isinstance(g, int) or g < 0:
+        raise ValueError(f"bad generation number {g!r}")
+    if data.generations and g <= data.generations[-1]["generation"]:
+        raise ValueError(f"generation {g} after generation {data.generations[-1]['generation']}")
+    _ = (str(record["spec"]), float(record["wall_s"]), list(record["opponents"]), int(record["games_per_pair"]))
+
+
+def _check_game(data: LadderGames, record: dict, seen: set) -> None:
+    g, opponent = record["generation"], record["opponent"]
+    head = data.header(g)
+    if head is None or opponent not in head["opponents"]:
+        raise ValueError(f"a game of generation {g!r} against {opponent!r}, which no generation header above "
+                         "it plays")
+    key = (g, opponent, int(record["game"]))
+    if key in seen:
+        raise ValueError(f"game {key[2]} of generation {g} against {opponent} appears twice")
+    int(record["deal_index"])
+    labels, scores, ranking = list(record["labels"]), list(record["scores"]), list(record["ranking"])
+    if not set(labels) <= {generation_label(g), opponent}:
+        raise ValueError(f"players {labels} in a game of {generation_label(g)} against {opponent}")
+    if ranking and not len(labels) == len(scores) == len(ranking):
+        raise ValueError("labels, scores and ranking differ in length")
+    seen.add(key)
 
 
 def _games_path(path: str | os.PathLike) -> Path:
@@ -480,6 +494,11 @@ class Ladder:
             what = ", ".join(f"{k}: {theirs.get(k)!r} there, {self.settings[k]!r} now" for k in diff)
             raise ValueError(f"{self.path} holds a different ladder ({what}); use another run directory")
 
+    @property
+    def generations(self) -> list[int]:
+        """The generations in the ladder so far (the last may have games still to play)."""
+        return [h["generation"] for h in self.data.generations]
+
     # --- adding a generation -------------------------------------------------------------
     def add_generation(self, generation: int, spec: str, wall_s: float) -> dict:
         """Play generation `generation` (agent `spec`, made `wall_s` seconds into the run)
@@ -488,6 +507,7 @@ class Ladder:
         the last generation, it plays only the games still missing (its first call's
         wall_s is kept)."""
         head = self._header_for(generation, spec, wall_s)
+        spec = head["spec"]
         specs = {**{a: a for a in self.settings["anchors"]},
                  **{generation_label(h["generation"]): h["spec"] for h in self.data.generations + [head]}}
         cfg = self._config.override(agents=[spec] + [specs[o] for o in head["opponents"]],

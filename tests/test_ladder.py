@@ -83,7 +83,9 @@ def test_resume_after_a_kill_plays_only_the_missing_games(ladder_run, tmp_path):
     (run / GAMES_FILE).write_text("\n".join(kept) + "\n" + games[-7][:40])  # ...and one torn mid-write
     assert len(load_ladder_games(run).games) == len(games) - 7  # the torn line is skipped
 
-    Ladder(run, **SETTINGS).add_generation(2, GENERATIONS[2], wall(2))
+    ladder = Ladder(run, **SETTINGS)
+    assert ladder.generations == [0, 1, 2]
+    ladder.add_generation(2, " " + GENERATIONS[2], wall(2) + 50)  # the same spec; the first wall_s is kept
     after = game_lines(run)
     assert sorted(map(game_key, after)) == sorted(map(game_key, games))  # every game once
     assert set(games[:-7]) <= set(after)  # the finished games untouched, not replayed
@@ -188,8 +190,12 @@ def test_corrupt_line_is_named_and_a_torn_last_line_skipped(tmp_path):
     path.write_text("\n".join(lines[:2] + ["not json"] + lines[2:3]) + "\n")
     with pytest.raises(ValueError, match=r"ladder_games.jsonl, line 3: not a valid ladder record"):
         load_ladder_games(tmp_path)
-    path.write_text("\n".join(lines[:2] + ['{"kind": "game", "generation": 7, "opponent": "greedy", "game": 0}']) + "\n")
+    path.write_text("\n".join(lines[:2] + [json.dumps(dict(records[2], generation=7))]) + "\n")
     with pytest.raises(ValueError, match="line 3.*generation 7"):
+        load_ladder_games(path)
+    no_scores = {k: v for k, v in records[2].items() if k != "scores"}
+    path.write_text("\n".join(lines[:2] + [json.dumps(no_scores)]) + "\n")
+    with pytest.raises(ValueError, match="line 3.*missing key 'scores'"):
         load_ladder_games(path)
     path.write_text("\n".join(lines[:3] + lines[2:3]) + "\n")
     with pytest.raises(ValueError, match="line 4.*appears twice"):
