@@ -30,12 +30,13 @@ pair where one side won every game is redrawn from the fitted model).
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -119,7 +120,7 @@ def load_ladder_games(path: str | os.PathLike) -> LadderGames:
 def _add_record(data: LadderGames, record: dict, seen: set) -> None:
     """Check one journal record against those before it and add it to `data`."""
     if not isinstance(record, dict):
-        raise ValueError(f"expected a JSON object, got {type(record).__name__}")
+        raise TypeError(f"expected a JSON object, got {type(record).__name__}")
     kind = record.get("kind")
     if (data.settings is None) != (kind == "ladder"):
         raise ValueError("the settings (kind 'ladder') must be the first record, and only that one")
@@ -288,10 +289,11 @@ def significant_drops(ladder_games, fit: LadderFit | None = None) -> list[dict]:
     fit = fit or _fit_journal(data)
     rated = [h["generation"] for h in data.generations if np.isfinite(fit.elo[fit.index(h["generation"])])]
     drops = []
-    for before, after in zip(rated, rated[1:]):
+    for before, after in itertools.pairwise(rated):
         diff, lo, hi = fit.difference(after, before)
         if hi < 0:
-            drops.append({"generation": after, "previous": before, "elo": _round(diff), "ci95": [_round(lo), _round(hi)]})
+            drops.append({"generation": after, "previous": before, "elo": _round(diff),
+                          "ci95": [_round(lo), _round(hi)]})
     return drops
 
 
