@@ -252,8 +252,22 @@ def test_fit_counts_every_pair_of_a_three_player_game():
 
 
 # --- the command line ------------------------------------------------------------------------------
+def test_team_games_count_once_per_game():
+    records = [game(0, "x", n, n, [["A", "B", "A", "B"], ["B", "A", "B", "A"]][n % 2],
+                    [[30, 10, 20, 10], [10, 30, 10, 20]][n % 2]) for n in range(20)]
+    for r in records:  # team places: the team of seats 0+2 against 1+3
+        r["ranking"] = [0, 1, 0, 1] if r["labels"][0] == "A" else [1, 0, 1, 0]
+    fit = fit_ladder(records[:19] + [dict(records[19], ranking=[0, 1, 0, 1])], ["A", "B"], team=True, bootstrap=50)
+    assert list(fit.games) == [20, 20] and fit.elo[0] == 0.0 and fit.elo[1] < 0
+    # A wins 19 of 20 (game 19 seats B on 0+2); with one virtual draw: 400 log10(19.5 / 1.5)
+    assert fit.elo[1] == pytest.approx(-400 * np.log10(19.5 / 1.5), abs=0.5)
+
+
 def test_cli_rebuilds_the_ladder_from_its_journal(tmp_path, capsys):
     synthetic_ladder(tmp_path, gen1_wins=30)
+    void = dict(game(1, "greedy", 99, 0, ["gen1", "greedy"], [0, 0]), scores=[], ranking=[], error="crash")
+    with (tmp_path / GAMES_FILE).open("a") as f:
+        f.write(json.dumps(void) + "\n")
     assert evaluate.main(["ladder", str(tmp_path), "--plot-only"]) == 2
     assert "no ladder.json" in capsys.readouterr().err
     assert evaluate.main(["ladder", str(tmp_path)]) == 0
@@ -261,6 +275,7 @@ def test_cli_rebuilds_the_ladder_from_its_journal(tmp_path, capsys):
     assert "gen1" in out and "greedy = 0 Elo" in out
     res = json.loads((tmp_path / JSON_FILE).read_text())
     assert [g["generation"] for g in res["generations"]] == [0, 1] and res["generations"][1]["spec"] == "greedy"
+    assert res["games"] == 120 and res["void_games"] == 1
     assert res == rebuild_ladder(tmp_path)  # the same from the same journal
     (tmp_path / PLOT_FILE).unlink()
     assert evaluate.main(["ladder", str(tmp_path), "--plot-only"]) == 0
