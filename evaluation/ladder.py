@@ -455,7 +455,7 @@ class Ladder:
                  start_method: str = "spawn", progress: bool = False):
         if not isinstance(run_dir, (str, os.PathLike)):
             raise TypeError(f"run_dir must be a path, got {type(run_dir).__name__}")
-        if isinstance(anchors, str) or not all(isinstance(a, str) and a.strip() for a in anchors):
+        if not isinstance(anchors, (list, tuple)) or not all(isinstance(a, str) and a.strip() for a in anchors):
             raise ValueError(f"anchors must be a list of agent spec strings, got {anchors!r}")
         anchors = [a.strip() for a in anchors]
         if len(set(anchors)) != len(anchors):
@@ -470,8 +470,9 @@ class Ladder:
             move_time_limit=move_time_limit, game_time_limit=game_time_limit, progress=progress), "ladder")
         self._check_config(self._config)
         self.run_dir, self.previous = Path(run_dir), previous
-        self.settings = {"kind": "ladder", "players": players, "team": team, "seed": seed, "anchors": anchors,
-                         "bootstrap": bootstrap, "prior_draws": float(prior_draws)}
+        cfg = self._config
+        self.settings = {"kind": "ladder", "players": cfg.players, "team": cfg.team, "seed": cfg.seed,
+                         "anchors": anchors, "bootstrap": cfg.bootstrap, "prior_draws": cfg.prior_draws}
         self.path = self.run_dir / GAMES_FILE
         self.data = LadderGames()
         if self.path.is_file():
