@@ -4,6 +4,7 @@
     python evaluate.py --agents random greedy ismcts:iterations=400 --games 200 --out results/demo
     python evaluate.py --config configs/eval_quick.yaml --workers 2
     python evaluate.py replay results/demo/games.jsonl --game 3 --step 10
+    python evaluate.py ladder runs/NAME
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ settings (keys = the long flag names with _ for -, e.g. save_games: true); flags
 on the command line override it.
 
 Replay a saved game:  evaluate.py replay OUT/games.jsonl --game N [--step K]
+Rebuild a self-play run's Elo ladder:  evaluate.py ladder runs/NAME [--plot-only]
 """
 
 EPILOG = """\
@@ -119,8 +121,27 @@ def replay_parser() -> argparse.ArgumentParser:
     return p
 
 
+def ladder_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="evaluate.py ladder",
+                                description="Rebuild a self-play run's Elo ladder (ladder.json, ladder.png) from its "
+                                            "ladder_games.jsonl, and print it. No games are played.")
+    p.add_argument("run", help="the run directory (holding ladder_games.jsonl)")
+    p.add_argument("--plot-only", action="store_true", help="only redraw ladder.png from ladder.json")
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "ladder":
+        args = ladder_parser().parse_args(argv[1:])
+        from evaluation.ladder import format_ladder, rebuild_ladder
+
+        try:
+            print(format_ladder(rebuild_ladder(args.run, args.plot_only)))
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        return 0
     if argv and argv[0] == "replay":
         args = replay_parser().parse_args(argv[1:])
         from evaluation.replay import load_game, replay_text
