@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import yaml
@@ -54,9 +56,13 @@ def played_chunks(monkeypatch):
 
 @pytest.mark.slow
 def test_each_generation_learns_from_the_previous_generations_search(tmp_path, played_chunks):
-    run = train.main(["--config", str(write_config(tmp_path)), "--runs", str(tmp_path / "runs")])
+    config = write_config(tmp_path, **{"selfplay.ladder_games": 2, "selfplay.ladder_anchors": ["random"]})
+    run = train.main(["--config", str(config), "--runs", str(tmp_path / "runs")])
     for g in (0, 1):
         assert generation_file(run, g).is_file()
+    ladder = json.loads((run / "ladder.json").read_text())
+    assert [row["generation"] for row in ladder["generations"]] == [0, 1]
+    assert set(ladder["anchors"]) == {"random"} and (run / "ladder.png").is_file()
     specs = {spec for spec, _ in played_chunks}
     # the warm start plays the plain teacher; generation 1 plays generation 0's own search
     assert specs == {"ismcts:iterations=8", f"ismcts:net={generation_file(run, 0)},iterations=8,prior=3"}
