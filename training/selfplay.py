@@ -125,7 +125,7 @@ class SelfPlayTrainer(AlphaZeroTrainer):
 
         ladder = Ladder(self.run_path, anchors=list(self.sc.ladder_anchors), players=self.cfg.num_players,
                         team=self.cfg.team, games_per_pair=self.sc.ladder_games, seed=self.cfg.seed,
-                        workers=self.sc.workers, previous=self.sc.ladder_previous)
+                        workers=self.sc.workers, previous=self.sc.ladder_previous, progress=True)
         table = ladder.add_generation(generation, self.search_spec(generation, self.sc.play), wall_seconds)
         row = next(r for r in table["generations"] if r["generation"] == generation)
         return {"ladder_elo": row["elo"], "ladder_elo_lo": row["elo_ci95"][0], "ladder_elo_hi": row["elo_ci95"][1]}
