@@ -127,6 +127,9 @@ class _JobWorker:
     def __init__(self, factory: Callable[[], Callable]):
         self.handler = factory()
 
+    def ready(self) -> bool:
+        return True
+
     def run(self, job):
         return self.handler(job)
 
@@ -147,8 +150,9 @@ class _Slot:
     """An actor and the calls queued on it, oldest (the one running) first."""
 
     actor: Any
+    starting: Any  # the actor's `ready` call until it returns, then None
+    deadline: float | None  # when the actor must have started, or its running call be back
     calls: collections.deque = field(default_factory=collections.deque)  # (ref, _Task)
-    deadline: float | None = None  # when the running call must be back
 
 
 class RayJobPool:
@@ -156,53 +160,72 @@ class RayJobPool:
 
     `factory` is a picklable zero-argument callable (a class, a `functools.partial`) that
     builds a handler in each actor; `max_retries` how often a job is run again after its
-    actor died; `call_timeout` the most seconds one call may run (None: no limit).
+    actor died; `call_timeout` the most seconds one call may run once its actor has
+    started (None: no limit); `start_timeout` the most seconds an actor may take to be
+    placed and build its handler.
     """
 
     def __init__(self, factory: Callable[[], Callable], size: int, cpus: int = 1, max_retries: int = 2,
-                 call_timeout: float | None = None):
+                 call_timeout: float | None = None, start_timeout: float = SETUP_TIME_LIMIT):
         if not callable(factory):
             raise TypeError(f"factory must be a callable that builds a handler, got {type(factory).__name__}")
         for name, value, low in (("size", size, 1), ("cpus", cpus, 1), ("max_retries", max_retries, 0)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-        if call_timeout is not None and not (isinstance(call_timeout, (int, float)) and call_timeout > 0):
-            raise ValueError(f"call_timeout must be a positive number of seconds or None, got {call_timeout!r}")
+        for name, value in (("call_timeout", call_timeout), ("start_timeout", start_timeout)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
+                raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
         if not ray.is_initialized():
             raise RuntimeError("RayJobPool needs a Ray connection first (ray_executor.connect)")
         self.factory, self.size, self.cpus = factory, size, cpus
-        self.max_retries, self.call_timeout = max_retries, call_timeout
-        self.replaced = 0  # actors found dead and replaced (for tests and logs)
+        self.max_retries, self.call_timeout, self.start_timeout = max_retries, call_timeout, start_timeout
+        self.replaced = 0  # actors found dead or stopped, and replaced (for tests and logs)
         self._slots: list[_Slot] = []
         self._actor_options = dict(num_cpus=cpus, runtime_env=worker_runtime_env(cpus), max_restarts=0)
 
     def map_unordered(self, jobs: Iterable) -> Iterator[tuple[Any, Any]]:
         """Yield ``(job, result)`` for every job, in the order they finish. A job whose
-        handler raises stops the run with that error."""
-        todo: collections.deque[_Task] = collections.deque()  # jobs taken back from dead actors
-        source = iter(jobs)
+        handler raises stops the run with that error. Actors still busy when the caller
+        stops early (or on an error) are ended, so a later call never sees their results."""
+        try:
+            yield from self._run(iter(jobs))
+        finally:
+            busy = [slot for slot in self._slots if slot.calls]
+            self._slots = [slot for slot in self._slots if not slot.calls]
+            for slot in busy:
+                ray.kill(slot.actor, no_restart=True)
+
+    def _run(self, source: Iterator) -> Iterator[tuple[Any, Any]]:
+        todo: collections.deque[_Task] = collections.deque()  # jobs taken back from lost actors
         while True:
             self._submit(todo, source)
-            refs = {ref: slot for slot in self._slots for ref, _ in slot.calls}
-            if not refs:
+            watched = {slot.starting: slot for slot in self._slots if slot.starting is not None}
+            watched.update((ref, slot) for slot in self._slots for ref, _ in slot.calls)
+            if not any(slot.calls for slot in self._slots):
                 return
-            ready, _ = ray.wait(list(refs), num_returns=1, timeout=self._wait_timeout())
+            ready, _ = ray.wait(list(watched), num_returns=1, timeout=self._wait_timeout())
             for ref in ready:
-                slot = refs[ref]
-                if slot not in self._slots or not slot.calls or slot.calls[0][0] != ref:
-                    continue  # this actor was already found dead: its calls were taken back
+                slot = watched[ref]
+                if slot not in self._slots:
+                    continue  # already found dead: its calls were taken back
                 try:
                     result = ray.get(ref)
                 except RayActorError as exc:
                     self._lost(slot, todo, f"its Ray worker died ({_first_line(exc)})")
                     continue
+                if ref == slot.starting:
+                    slot.starting = None
+                    slot.deadline = self._call_deadline(slot)
+                    continue
                 _, task = slot.calls.popleft()
-                slot.deadline = self._deadline() if slot.calls else None
+                slot.deadline = self._call_deadline(slot)
                 yield task.job, result
             now = time.monotonic()
             for slot in [s for s in self._slots if s.deadline is not None and now > s.deadline]:
                 ray.kill(slot.actor, no_restart=True)
-                self._lost(slot, todo, f"it ran more than {self.call_timeout:g} s; its Ray worker was stopped")
+                why = (f"its Ray worker did not start within {self.start_timeout:g} s" if slot.starting is not None
+                       else f"it ran more than {self.call_timeout:g} s; its Ray worker was stopped")
+                self._lost(slot, todo, why)
 
     def _submit(self, todo: collections.deque, source: Iterator) -> None:
         """Queue jobs (taken-back ones first) on actors with room, starting actors up to `size`."""
@@ -216,9 +239,9 @@ class RayJobPool:
                 if job is _END:
                     return
                 task = _Task(job)
-            if not slot.calls:
-                slot.deadline = self._deadline()
             slot.calls.append((slot.actor.run.remote(task.job), task))
+            if slot.starting is None and len(slot.calls) == 1:
+                slot.deadline = self._call_deadline(slot)
 
     def _free_slot(self) -> _Slot | None:
         """An idle actor, else a new one (up to `size`), else one with room in its queue."""
@@ -226,7 +249,8 @@ class RayJobPool:
         if idle is not None:
             return idle
         if len(self._slots) < self.size:
-            self._slots.append(_Slot(_JobWorker.options(**self._actor_options).remote(self.factory)))
+            actor = _JobWorker.options(**self._actor_options).remote(self.factory)
+            self._slots.append(_Slot(actor, actor.ready.remote(), time.monotonic() + self.start_timeout))
             return self._slots[-1]
         return next((s for s in self._slots if len(s.calls) < CALLS_PER_ACTOR), None)
 
@@ -241,8 +265,13 @@ class RayJobPool:
                 raise RuntimeError(f"job {_describe(tasks[0].job)} was lost {tasks[0].attempts} times: {why}")
         todo.extendleft(reversed(tasks))
 
-    def _deadline(self) -> float | None:
-        return None if self.call_timeout is None else time.monotonic() + self.call_timeout
+    def _call_deadline(self, slot: _Slot) -> float | None:
+        """When the actor's running call must be back (None: nothing running, or no limit)."""
+        if slot.starting is not None:
+            return slot.deadline
+        if not slot.calls or self.call_timeout is None:
+            return None
+        return time.monotonic() + self.call_timeout
 
     def _wait_timeout(self) -> float | None:
         deadlines = [s.deadline for s in self._slots if s.deadline is not None]
