@@ -96,7 +96,9 @@ def worker_runtime_env(cpus: int) -> dict:
     (set before the worker imports numba or torch, which read them once), and the driver's
     checkout first on the import path."""
     env = {var: str(cpus) for var in THREAD_VARS}
-    env["PYTHONPATH"] = f"{ROOT}{os.pathsep}${{PYTHONPATH}}"  # Ray expands ${VAR} from the node's env
+    # Ray expands ${VAR} from the node's environment (unset: an empty entry, the worker's
+    # directory, which Ray puts on a worker's path anyway)
+    env["PYTHONPATH"] = f"{ROOT}{os.pathsep}${{PYTHONPATH}}"
     return {"env_vars": env}
 
 
@@ -120,9 +122,11 @@ def _call(fn):
 
 
 # --- the generic pool ---------------------------------------------------------------------------
-@ray.remote
+@ray.remote(concurrency_groups={"control": 1})
 class _JobWorker:
-    """One pool actor: builds its handler once, then runs jobs with it."""
+    """One pool actor: builds its handler once, then runs jobs with it, one at a time.
+    `close` runs in its own thread, so it can stop a handler that is busy with a job
+    (the tournament handler's game process would otherwise outlive the actor)."""
 
     def __init__(self, factory: Callable[[], Callable]):
         self.handler = factory()
@@ -133,6 +137,7 @@ class _JobWorker:
     def run(self, job):
         return self.handler(job)
 
+    @ray.method(concurrency_group="control")
     def close(self) -> None:
         close = getattr(self.handler, "close", None)
         if close is not None:
