@@ -222,8 +222,11 @@ class RayJobPool:
                     slot.starting = None
                     slot.deadline = self._call_deadline(slot)
                     continue
-                _, task = slot.calls.popleft()
-                slot.deadline = self._call_deadline(slot)
+                index = next(i for i, (call, _) in enumerate(slot.calls) if call == ref)
+                _, task = slot.calls[index]
+                del slot.calls[index]
+                if index == 0:  # the next queued call starts now
+                    slot.deadline = self._call_deadline(slot)
                 yield task.job, result
             now = time.monotonic()
             for slot in [s for s in self._slots if s.deadline is not None and now > s.deadline]:
@@ -267,7 +270,7 @@ class RayJobPool:
         if tasks:
             tasks[0].attempts += 1
             if tasks[0].attempts > self.max_retries:
-                raise RuntimeError(f"job {_describe(tasks[0].job)} was lost {tasks[0].attempts} times: {why}")
+                raise RuntimeError(f"job {_describe(tasks[0].job)} was lost {tasks[0].attempts} time(s): {why}")
         todo.extendleft(reversed(tasks))
 
     def _call_deadline(self, slot: _Slot) -> float | None:

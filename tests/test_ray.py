@@ -144,7 +144,7 @@ def test_a_move_that_never_returns_forfeits_on_ray_as_in_a_process(cluster, tmp_
 @pytest.mark.slow
 def test_a_killed_driver_resumes(cluster, tmp_path, monkeypatch):
     """evaluate.py on the running cluster, killed with SIGKILL after its first games; the
-    same command again finishes the run with the games a serial run plays."""
+    same run again finishes with the games a serial run plays."""
     out = tmp_path / "ray"
     cmd = [sys.executable, str(ROOT / "evaluate.py"), "--agents", "first", "slowfirst", "--games", "8",
            "--seed", "3", "--workers", "2", "--executor", "ray", "--ray-address", cluster, "--out", str(out),
@@ -159,10 +159,15 @@ def test_a_killed_driver_resumes(cluster, tmp_path, monkeypatch):
         time.sleep(0.1)
     proc.kill()
     proc.wait(30)
-    assert len(journal.read_text().splitlines()) < 8
-    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "resuming" in done.stdout
+    kept = len(journal.read_text().splitlines())
+    assert kept < 8
+    # the dead driver's actors are gone, so the rerun on the same 2 CPUs gets its workers
+    again = config(tmp_path, "ray", agents=["first", "slowfirst"], games=8)
+    messages = []
+    from evaluation import run_evaluation
+
+    run_evaluation(again, echo=messages.append)
+    assert any("resuming" in m for m in messages)
     expected = serial_csv(tmp_path, monkeypatch, "serial", agents=["first", "slowfirst"], games=8)
     assert (out / "games.csv").read_text() == expected
 
@@ -210,13 +215,15 @@ def test_pool_workers_pin_their_threads_rerun_lost_jobs_and_give_up_clearly(clus
         ((_, (env, numba_threads, torch_threads)),) = pool.map_unordered([0])
     assert env == {var: "1" for var in THREAD_VARS} and numba_threads == 1 and torch_threads == 1
 
-    with RayJobPool(functools.partial(identity_factory, die_on_negative), size=1, max_retries=1,
-                    call_timeout=5) as pool:
-        with pytest.raises(RuntimeError, match=r"job -1 was lost 2 times: its Ray worker died"):
+    with RayJobPool(functools.partial(identity_factory, die_on_negative), size=1, max_retries=1) as pool:
+        with pytest.raises(RuntimeError, match=r"job -1 was lost 2 time\(s\): its Ray worker died"):
             list(pool.map_unordered([2, -1, 3]))
         assert pool.replaced == 2
         assert dict(pool.map_unordered([0.0, 1])) == {0.0: 0.0, 1: 1}  # the pool goes on
-        with pytest.raises(RuntimeError, match=r"job 60 was lost 2 times: it ran more than 5 s"):
+
+    with RayJobPool(functools.partial(identity_factory, die_on_negative), size=1, max_retries=0,
+                    call_timeout=10) as pool:
+        with pytest.raises(RuntimeError, match=r"job 60 was lost 1 time\(s\): it ran more than 10 s"):
             list(pool.map_unordered([60]))
 
 
