@@ -349,8 +349,9 @@ def game_call_timeout(players: int, limits: TimeLimits | None) -> float | None:
 
 
 class RayExecutor(Executor):
-    """Tournament games as jobs of a `RayJobPool`: `workers` actors of one CPU each (0 = one
-    per CPU of the cluster), connected to `address` (None: a local Ray instance)."""
+    """Tournament games as jobs of a `RayJobPool`: `workers` actors of one CPU each (0, or
+    more than the cluster has: one per CPU of the cluster), connected to `address` (None:
+    a local Ray instance)."""
 
     def __init__(self, workers: int = 0, imports: Sequence[str] = (), limits: TimeLimits | None = None,
                  address: str | None = None, start_method: str = "spawn", max_retries: int = 2):
@@ -364,12 +365,8 @@ class RayExecutor(Executor):
         if cpus < 1:
             self.close()
             raise ValueError("the Ray cluster has no CPU to run games on")
-        self.workers = workers or cpus
+        self.workers = min(workers, cpus) if workers else cpus  # an actor beyond the CPUs would never start
         self._pool: RayJobPool | None = None
-
-    @property
-    def replaced(self) -> int:
-        return self._pool.replaced if self._pool is not None else 0
 
     def map_jobs(self, jobs: Iterable[GameJob]) -> Iterator[dict]:
         jobs = iter(jobs)
