@@ -21,6 +21,8 @@ import pytest
 from agents.base import _REGISTRY, Agent, register
 
 ray = pytest.importorskip("ray")
+# one Ray start per module: under pytest-xdist, `--dist loadgroup` keeps these tests on one worker
+pytestmark = pytest.mark.xdist_group("ray")
 
 ROOT = Path(__file__).resolve().parents[1]
 THIS = str(Path(__file__).resolve())
@@ -106,6 +108,7 @@ def journal_ids(cfg) -> list[int]:
 
 
 # --- tournaments --------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_ray_plays_the_serial_games_reruns_a_lost_one_and_resumes(cluster, tmp_path, monkeypatch):
     """One actor is killed mid-game (the `killer` agent's first move); its game is played
     again and every other game is kept: the file is the serial run's. A run killed after
@@ -222,8 +225,8 @@ def test_pool_workers_pin_their_threads_rerun_lost_jobs_and_give_up_clearly(clus
         assert dict(pool.map_unordered([0.0, 1])) == {0.0: 0.0, 1: 1}  # the pool goes on
 
     with RayJobPool(functools.partial(identity_factory, die_on_negative), size=1, max_retries=0,
-                    call_timeout=10) as pool:
-        with pytest.raises(RuntimeError, match=r"job 60 was lost 1 time\(s\): it ran more than 10 s"):
+                    call_timeout=4) as pool:
+        with pytest.raises(RuntimeError, match=r"job 60 was lost 1 time\(s\): it ran more than 4 s"):
             list(pool.map_unordered([60]))
 
 
