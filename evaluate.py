@@ -82,6 +82,12 @@ def run_parser() -> argparse.ArgumentParser:
                         "(default 100)")
     p.add_argument("--seed", type=int, metavar="S", help="master seed for deals and agents (default 0)")
     p.add_argument("--workers", type=int, metavar="W", help="worker processes; 0 = all cores (default), 1 = serial")
+    p.add_argument("--executor", choices=("process", "ray"),
+                   help="where games run: this machine's worker processes (default) or a Ray cluster "
+                        "(needs the ray extra; --workers 0 = every CPU of the cluster)")
+    p.add_argument("--ray-address", metavar="ADDR",
+                   help="with --executor ray: a running cluster's address (ray start --head prints it; "
+                        "'auto' = the one on this machine); default: start Ray on this machine")
     p.add_argument("--out", metavar="DIR", help="output directory; rerun with the same one to resume "
                                                 "(default results/<players>p-<agents>-<hash>)")
     p.add_argument("--seating", choices=("rotations", "permutations"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 SEATINGS = ("rotations", "permutations")
 START_METHODS = ("spawn", "fork", "forkserver")
+EXECUTORS = ("process", "ray")
 # Time limits when the config sets none: generous enough never to trip for an agent
 # that keeps to its own budget (a compiled kernel's first call included, see
 # Agent.warm_up), tight enough that a stuck agent costs minutes, not the run.
@@ -49,7 +51,14 @@ class EvalConfig:
     seed: int = 0
     """Master seed: deals and every agent's per-game seed derive from it."""
     workers: int = 0
-    """Worker processes; 0 = all cores, 1 = play in this process."""
+    """Worker processes; 0 = all cores (with ``executor: ray``, every CPU of the cluster),
+    1 = play in this process."""
+    executor: str = "process"
+    """Where games run: "process" (this machine's worker processes) or "ray" (a Ray
+    cluster; needs the ``ray`` extra). Not part of a run's identity: either resumes the other."""
+    ray_address: str | None = None
+    """With ``executor: ray``: the address of a running cluster (``ray start --head`` prints
+    it; "auto" finds the local one). Default: start a Ray instance on this machine."""
     out: str | None = None
     """Output directory; rerunning with the same one resumes. Default: results/<name>."""
     seating: str = "rotations"
@@ -139,6 +148,7 @@ class EvalConfig:
             raise ValueError(f"workers must be >= 0 (0 = all cores), got {self.workers}")
         if self.seating not in SEATINGS:
             raise ValueError(f"seating must be one of {SEATINGS}, got {self.seating!r}")
+        self._validate_executor()
         if self.start_method not in START_METHODS:
             raise ValueError(f"start_method must be one of {START_METHODS}, got {self.start_method!r}")
         if self.sprt is not None:
@@ -170,6 +180,16 @@ class EvalConfig:
         load_plugins(self.imports)
         for spec in dict.fromkeys(self.agents):
             agents.check_spec(spec)
+
+    def _validate_executor(self) -> None:
+        if self.executor not in EXECUTORS:
+            raise ValueError(f"executor must be one of {EXECUTORS}, got {self.executor!r}")
+        if self.ray_address is not None and self.executor != "ray":
+            raise ValueError(f"ray_address ({self.ray_address!r}) is for executor: ray, got executor: {self.executor}")
+        if self.ray_address is not None and not self.ray_address.strip():
+            raise ValueError("ray_address must not be empty (e.g. 'auto' or 'HOST:6379')")
+        if self.executor == "ray" and importlib.util.find_spec("ray") is None:
+            raise ValueError("executor: ray needs Ray installed: pip install -e '.[ray]' (or pip install 'ray>=2.40')")
 
     def _validate_time_limits(self) -> None:
         from agents.base import seconds
@@ -224,7 +244,9 @@ class EvalConfig:
         return {k: getattr(self, k) for k in ("agents", "players", "team", "seed", "seating")}
 
     def num_workers(self) -> int:
-        if self.workers:
+        """Workers to start; with ``executor: ray`` 0 stays 0 (the cluster's CPUs, known
+        once connected)."""
+        if self.workers or self.executor == "ray":
             return self.workers
         try:
             return len(os.sched_getaffinity(0))
@@ -277,11 +299,11 @@ def _coerce(key: str, value: Any, source: str) -> Any:
                 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
             raise ValueError(f"{where} must be [elo0, elo1], got {value!r}")
         return [float(v) for v in value]
-    if key in ("out", "anchor"):
+    if key in ("out", "anchor", "ray_address"):
         if value is not None and not isinstance(value, str):
             raise ValueError(f"{where} must be a string, got {value!r}")
         return value
-    if key in ("seating", "start_method"):
+    if key in ("seating", "start_method", "executor"):
         if not isinstance(value, str):
             raise ValueError(f"{where} must be a string, got {value!r}")
         return value

@@ -243,9 +243,17 @@ class _Worker:
 
 
 def make_executor(workers: int, imports: Sequence[str] = (), start_method: str = "spawn",
-                  limits: TimeLimits | None = None) -> Executor:
+                  limits: TimeLimits | None = None, backend: str = "process",
+                  ray_address: str | None = None) -> Executor:
     """Serial in this process only when one worker is asked for and there are no limits
-    to enforce; else a pool of at least one worker process."""
+    to enforce; else a pool of at least one worker process. ``backend="ray"``: workers
+    on a Ray cluster (evaluation.ray_executor; 0 workers = every CPU of the cluster)."""
+    if backend == "ray":
+        from .ray_executor import RayExecutor
+
+        return RayExecutor(workers, imports, limits, ray_address, start_method)
+    if backend != "process":
+        raise ValueError(f"unknown executor backend {backend!r}: 'process' or 'ray'")
     if workers <= 1 and limits is None:
         return SerialExecutor(imports)
     return ProcessExecutor(max(1, workers), imports, start_method, limits)

@@ -69,7 +69,7 @@ def run_evaluation(cfg: EvalConfig, fresh: bool = False, echo=print) -> dict:
     limits = cfg.time_limits()
     echo(f"evaluating {', '.join(labels)} -> {out}\n  {schedule.num_jobs} games = {schedule.num_deals} deals x "
          f"{schedule.jobs_per_deal} games per deal ({len(schedule.tables)} table(s), every seating); "
-         f"{min(workers, schedule.num_jobs)} worker process(es); time limits: {limits.move:g} s a move, "
+         f"{_workers_text(cfg, workers, schedule.num_jobs)}; time limits: {limits.move:g} s a move, "
          f"{limits.game:g} s a game per seat")
     sprt = Sprt(cfg.sprt[0], cfg.sprt[1], cfg.sprt_alpha, cfg.sprt_beta) if cfg.sprt else None
     journal = Journal(out / "games.jsonl")
@@ -78,7 +78,8 @@ def run_evaluation(cfg: EvalConfig, fresh: bool = False, echo=print) -> dict:
         echo(f"  resuming: {resumed} game(s) already in {journal.path}")
     start = time.perf_counter()
     records, stop = play_tournament(
-        schedule, lambda todo: make_executor(min(workers, todo), cfg.imports, cfg.start_method, limits),
+        schedule, lambda todo: make_executor(min(workers, todo) if workers else 0, cfg.imports, cfg.start_method,
+                                             limits, cfg.executor, cfg.ray_address),
         journal, labels, cfg.save_games, sprt, cfg.progress)
     elapsed = time.perf_counter() - start
     res = analyze(records, schedule, labels, bootstrap=cfg.bootstrap, anchor=cfg.anchor_index(),
@@ -103,3 +104,10 @@ def run_evaluation(cfg: EvalConfig, fresh: bool = False, echo=print) -> dict:
          f"wrote {', '.join(files)} in {out}")
     sys.stdout.flush()
     return res
+
+
+def _workers_text(cfg: EvalConfig, workers: int, jobs: int) -> str:
+    if cfg.executor == "ray":
+        where = cfg.ray_address or "a local Ray instance"
+        return f"Ray workers on {where} ({min(workers, jobs) if workers else 'one per CPU'})"
+    return f"{min(workers, jobs)} worker process(es)"

@@ -1,0 +1,399 @@
+"""Games on a Ray cluster: the only module that imports ``ray`` (the ``ray`` extra).
+
+Two layers:
+
+* **`RayJobPool`**, generic: runs picklable jobs on a pool of Ray actors, each holding one
+  handler built once from a picklable factory (``factory()`` returns a callable
+  ``handler(job) -> result``). Results come back as each job finishes. An actor that dies
+  (its node lost, the OOM killer, ``ray.kill``) is replaced, and the job it was running is
+  run again on another actor, up to ``max_retries`` times; a job whose call outlives
+  ``call_timeout`` has its actor killed and counts as such a loss. A job either comes back
+  whole or not at all, so a caller never sees half a result. Every actor's process runs
+  with numba, OpenMP, MKL and OpenBLAS limited to the CPUs Ray gives it
+  (`worker_runtime_env`): Ray sets ``OMP_NUM_THREADS`` itself, not ``NUMBA_NUM_THREADS``.
+* **`RayExecutor`**, the tournament `Executor`: each actor's handler is the one-worker
+  local executor that ``--workers 1`` uses (`evaluation.executor.make_executor`), so a
+  game on Ray is played by exactly the code, seeds and time-limit enforcement of a local
+  run (a move that never comes back is stopped by that actor's own watchdog process, a
+  crashing agent forfeits); Ray only decides where. Before the first game, one task per
+  node compiles the numba kernels of the engine and of the tournament's agents into that
+  node's on-disk cache, so the actors load them instead of compiling side by side.
+
+Where code runs: the driver (evaluate.py) schedules and writes the journal; each actor
+process waits on its game-playing child process. Every node needs the toolkit importable
+at the same path as the driver's (the driver's checkout is put on ``PYTHONPATH``), and the
+files named by ``--import`` and ``checkpoint:`` specs at the same paths.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import itertools
+import os
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+import ray
+from ray.exceptions import GetTimeoutError, RayActorError
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+from agents.play import TimeLimits
+
+from .executor import SETUP_TIME_LIMIT, Executor, GameJob, load_plugins, make_executor, warm_up
+
+ROOT = Path(__file__).resolve().parents[1]  # the checkout the driver runs (put on workers' PYTHONPATH)
+THREAD_VARS = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+CONNECT_TIMEOUT = 10.0  # seconds a cluster's address gets to answer (ray.init itself waits minutes)
+CLOSE_TIMEOUT = 10.0  # seconds an actor gets to stop its child processes before it is killed
+CALLS_PER_ACTOR = 2  # calls queued on each actor, so it starts its next job without a round trip
+PEEK_JOBS = 256  # the first jobs whose agents are compiled on every node before play (a duplicate set)
+
+
+# --- connecting -------------------------------------------------------------------------------
+def connect(address: str | None = None) -> bool:
+    """Connect to the cluster at `address` (``ray start --head`` prints it), or start a local
+    Ray instance when `address` is None. Returns whether this call connected (the caller
+    then disconnects with `ray.shutdown`); False when this process was already connected."""
+    if ray.is_initialized():
+        return False
+    if address is not None and (not isinstance(address, str) or not address.strip()):
+        raise ValueError(f"ray address must be a non-empty string such as 'auto' or 'HOST:6379', got {address!r}")
+    try:
+        if address is None:
+            ray.init(include_dashboard=False)
+        else:
+            check_reachable(address.strip())
+            ray.init(address=address.strip())
+    except ConnectionError as exc:
+        raise ValueError(f"cannot connect to the Ray cluster at {address!r}: {exc}") from exc
+    return True
+
+
+def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
+    """Raise ValueError unless something accepts a connection at a ``HOST:PORT`` address
+    within `timeout` seconds (other forms, such as ``auto``, are left to Ray)."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "/" in host:
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise ValueError(f"nothing answers at the Ray address {address!r} ({exc}); start a cluster there with "
+                         f"`ray start --head` or pass the address it printed") from None
+
+
+def cluster_cpus() -> int:
+    """Whole CPUs the connected cluster offers (0 if none)."""
+    return int(ray.cluster_resources().get("CPU", 0))
+
+
+def worker_runtime_env(cpus: int) -> dict:
+    """The runtime environment of a worker given `cpus` CPUs: every thread pool sized to them
+    (set before the worker imports numba or torch, which read them once), and the driver's
+    checkout first on the import path."""
+    env = {var: str(cpus) for var in THREAD_VARS}
+    # Ray expands ${VAR} from the node's environment (unset: an empty entry, the worker's
+    # directory, which Ray puts on a worker's path anyway)
+    env["PYTHONPATH"] = f"{ROOT}{os.pathsep}${{PYTHONPATH}}"
+    return {"env_vars": env}
+
+
+def on_every_node(fn: Callable[[], Any], cpus: int = 1, timeout: float = SETUP_TIME_LIMIT) -> list:
+    """Run `fn()` once on each live node that has `cpus` CPUs, all nodes at once; return the
+    results. Raises RuntimeError if a node does not finish within `timeout` seconds."""
+    refs = [_call.options(num_cpus=cpus, runtime_env=worker_runtime_env(cpus), max_retries=1,
+                          scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False)).remote(fn)
+            for node in ray.nodes() if node.get("Alive") and node.get("Resources", {}).get("CPU", 0) >= cpus]
+    try:
+        return ray.get(refs, timeout=timeout)
+    except GetTimeoutError:
+        for ref in refs:
+            ray.cancel(ref, force=True)
+        raise RuntimeError(f"a node did not finish its set-up within {timeout:g} s") from None
+
+
+@ray.remote
+def _call(fn):
+    return fn()
+
+
+# --- the generic pool ---------------------------------------------------------------------------
+@ray.remote(concurrency_groups={"control": 1})
+class _JobWorker:
+    """One pool actor: builds its handler once, then runs jobs with it, one at a time.
+    `close` runs in its own thread, so it can stop a handler that is busy with a job
+    (the tournament handler's game process would otherwise outlive the actor)."""
+
+    def __init__(self, factory: Callable[[], Callable]):
+        self.handler = factory()
+
+    def ready(self) -> bool:
+        return True
+
+    def run(self, job):
+        return self.handler(job)
+
+    @ray.method(concurrency_group="control")
+    def close(self) -> None:
+        close = getattr(self.handler, "close", None)
+        if close is not None:
+            close()
+
+
+@dataclass
+class _Task:
+    job: Any
+    attempts: int = 0  # how many actors died while running it
+
+
+@dataclass
+class _Slot:
+    """An actor and the calls queued on it, oldest (the one running) first."""
+
+    actor: Any
+    starting: Any  # the actor's `ready` call until it returns, then None
+    deadline: float | None  # when the actor must have started, or its running call be back
+    calls: collections.deque = field(default_factory=collections.deque)  # (ref, _Task)
+
+
+class RayJobPool:
+    """Runs jobs on up to `size` Ray actors of `cpus` CPUs each (see the module docstring).
+
+    `factory` is a picklable zero-argument callable (a class, a `functools.partial`) that
+    builds a handler in each actor; `max_retries` how often a job is run again after its
+    actor died; `call_timeout` the most seconds one call may run once its actor has
+    started (None: no limit); `start_timeout` the most seconds an actor may take to be
+    placed and build its handler.
+    """
+
+    def __init__(self, factory: Callable[[], Callable], size: int, cpus: int = 1, max_retries: int = 2,
+                 call_timeout: float | None = None, start_timeout: float = SETUP_TIME_LIMIT):
+        if not callable(factory):
+            raise TypeError(f"factory must be a callable that builds a handler, got {type(factory).__name__}")
+        for name, value, low in (("size", size, 1), ("cpus", cpus, 1), ("max_retries", max_retries, 0)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+        for name, value in (("call_timeout", call_timeout), ("start_timeout", start_timeout)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
+                raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+        if not ray.is_initialized():
+            raise RuntimeError("RayJobPool needs a Ray connection first (ray_executor.connect)")
+        self.factory, self.size, self.cpus = factory, size, cpus
+        self.max_retries, self.call_timeout, self.start_timeout = max_retries, call_timeout, start_timeout
+        self.replaced = 0  # actors found dead or stopped, and replaced (for tests and logs)
+        self._slots: list[_Slot] = []
+        self._actor_options = dict(num_cpus=cpus, runtime_env=worker_runtime_env(cpus), max_restarts=0)
+
+    def map_unordered(self, jobs: Iterable) -> Iterator[tuple[Any, Any]]:
+        """Yield ``(job, result)`` for every job, in the order they finish. A job whose
+        handler raises stops the run with that error. Actors still busy when the caller
+        stops early (or on an error) are ended, so a later call never sees their results."""
+        try:
+            yield from self._run(iter(jobs))
+        finally:
+            busy = [slot for slot in self._slots if slot.calls]
+            self._slots = [slot for slot in self._slots if not slot.calls]
+            for slot in busy:
+                ray.kill(slot.actor, no_restart=True)
+
+    def _run(self, source: Iterator) -> Iterator[tuple[Any, Any]]:
+        todo: collections.deque[_Task] = collections.deque()  # jobs taken back from lost actors
+        while True:
+            self._submit(todo, source)
+            watched = {slot.starting: slot for slot in self._slots if slot.starting is not None}
+            watched.update((ref, slot) for slot in self._slots for ref, _ in slot.calls)
+            if not any(slot.calls for slot in self._slots):
+                return
+            ready, _ = ray.wait(list(watched), num_returns=1, timeout=self._wait_timeout())
+            for ref in ready:
+                slot = watched[ref]
+                if slot not in self._slots:
+                    continue  # already found dead: its calls were taken back
+                try:
+                    result = ray.get(ref)
+                except RayActorError as exc:
+                    self._lost(slot, todo, f"its Ray worker died ({_first_line(exc)})")
+                    continue
+                if ref == slot.starting:
+                    slot.starting = None
+                    slot.deadline = self._call_deadline(slot)
+                    continue
+                index = next(i for i, (call, _) in enumerate(slot.calls) if call == ref)
+                _, task = slot.calls[index]
+                del slot.calls[index]
+                if index == 0:  # the next queued call starts now
+                    slot.deadline = self._call_deadline(slot)
+                yield task.job, result
+            now = time.monotonic()
+            for slot in [s for s in self._slots if s.deadline is not None and now > s.deadline]:
+                ray.kill(slot.actor, no_restart=True)
+                why = (f"its Ray worker did not start within {self.start_timeout:g} s" if slot.starting is not None
+                       else f"it ran more than {self.call_timeout:g} s; its Ray worker was stopped")
+                self._lost(slot, todo, why)
+
+    def _submit(self, todo: collections.deque, source: Iterator) -> None:
+        """Queue jobs (taken-back ones first) on actors with room, starting actors up to `size`."""
+        while True:
+            slot = self._free_slot()
+            if slot is None:
+                return
+            task = todo.popleft() if todo else None
+            if task is None:
+                job = next(source, _END)
+                if job is _END:
+                    return
+                task = _Task(job)
+            slot.calls.append((slot.actor.run.remote(task.job), task))
+            if slot.starting is None and len(slot.calls) == 1:
+                slot.deadline = self._call_deadline(slot)
+
+    def _free_slot(self) -> _Slot | None:
+        """An idle actor, else a new one (up to `size`), else one with room in its queue."""
+        idle = next((s for s in self._slots if not s.calls), None)
+        if idle is not None:
+            return idle
+        if len(self._slots) < self.size:
+            actor = _JobWorker.options(**self._actor_options).remote(self.factory)
+            self._slots.append(_Slot(actor, actor.ready.remote(), time.monotonic() + self.start_timeout))
+            return self._slots[-1]
+        return next((s for s in self._slots if len(s.calls) < CALLS_PER_ACTOR), None)
+
+    def _lost(self, slot: _Slot, todo: collections.deque, why: str) -> None:
+        """An actor is gone: drop it and take its jobs back (the running one counts a loss)."""
+        self._slots.remove(slot)
+        self.replaced += 1
+        tasks = [task for _, task in slot.calls]
+        if tasks:
+            tasks[0].attempts += 1
+            if tasks[0].attempts > self.max_retries:
+                raise RuntimeError(f"job {_describe(tasks[0].job)} was lost {tasks[0].attempts} time(s): {why}")
+        todo.extendleft(reversed(tasks))
+
+    def _call_deadline(self, slot: _Slot) -> float | None:
+        """When the actor's running call must be back (None: nothing running, or no limit)."""
+        if slot.starting is not None:
+            return slot.deadline
+        if not slot.calls or self.call_timeout is None:
+            return None
+        return time.monotonic() + self.call_timeout
+
+    def _wait_timeout(self) -> float | None:
+        deadlines = [s.deadline for s in self._slots if s.deadline is not None]
+        return None if not deadlines else max(0.0, min(deadlines) - time.monotonic())
+
+    def close(self) -> None:
+        """Let every actor stop its handler (a bounded wait), then end the actors."""
+        slots, self._slots = self._slots, []
+        if not slots:
+            return
+        try:
+            ray.wait([s.actor.close.remote() for s in slots], num_returns=len(slots), timeout=CLOSE_TIMEOUT)
+        finally:
+            for slot in slots:
+                ray.kill(slot.actor, no_restart=True)
+
+    def __enter__(self) -> "RayJobPool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+_END = object()
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+
+
+def _describe(job) -> str:
+    job_id = getattr(job, "job_id", None)
+    return f"#{job_id}" if job_id is not None else repr(job)[:100]
+
+
+# --- tournaments ---------------------------------------------------------------------------------
+class GamePlayer:
+    """A pool actor's handler for tournament games: the local one-worker executor."""
+
+    def __init__(self, imports: Sequence[str], limits: TimeLimits | None, start_method: str = "spawn"):
+        self.executor = make_executor(1, imports, start_method, limits)
+
+    def __call__(self, job: GameJob) -> dict:
+        (record,) = self.executor.map_jobs([job])
+        return record
+
+    def close(self) -> None:
+        self.executor.close()
+
+
+def warm_node(imports: Sequence[str], specs: Sequence[str]) -> None:
+    """Compile (or load) the engine's kernels and those of `specs` into this node's cache."""
+    import agents
+
+    load_plugins(imports)
+    warm_up()
+    for spec in specs:
+        agents.make(spec, seed=0).warm_up()
+
+
+def game_call_timeout(players: int, limits: TimeLimits | None) -> float | None:
+    """The most one game call may take when every seat uses its whole clock, plus set-up
+    (building and warming the agents, a worker restart)."""
+    if limits is None:
+        return None
+    return 2 * SETUP_TIME_LIMIT + players * limits.game + 60.0
+
+
+class RayExecutor(Executor):
+    """Tournament games as jobs of a `RayJobPool`: `workers` actors of one CPU each (0, or
+    more than the cluster has: one per CPU of the cluster), connected to `address` (None:
+    a local Ray instance)."""
+
+    def __init__(self, workers: int = 0, imports: Sequence[str] = (), limits: TimeLimits | None = None,
+                 address: str | None = None, start_method: str = "spawn", max_retries: int = 2):
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+            raise ValueError(f"workers must be an integer >= 0 (0 = every CPU of the cluster), got {workers!r}")
+        load_plugins(imports)  # a bad plugin fails here, not in every actor
+        self.imports = [_absolute(item) for item in imports]
+        self.limits, self.start_method, self.max_retries = limits, start_method, max_retries
+        self._connected = connect(address)
+        cpus = cluster_cpus()
+        if cpus < 1:
+            self.close()
+            raise ValueError("the Ray cluster has no CPU to run games on")
+        self.workers = min(workers, cpus) if workers else cpus  # an actor beyond the CPUs would never start
+        self._pool: RayJobPool | None = None
+
+    def map_jobs(self, jobs: Iterable[GameJob]) -> Iterator[dict]:
+        jobs = iter(jobs)
+        first = list(itertools.islice(jobs, PEEK_JOBS))
+        if not first:
+            return
+        specs = list(dict.fromkeys(spec for job in first for spec in job.seating))
+        on_every_node(functools.partial(warm_node, self.imports, specs))
+        players = max(len(job.seating) for job in first)
+        if self._pool is None:
+            factory = functools.partial(GamePlayer, self.imports, self.limits, self.start_method)
+            self._pool = RayJobPool(factory, self.workers, max_retries=self.max_retries,
+                                    call_timeout=game_call_timeout(players, self.limits))
+        for _, record in self._pool.map_unordered(itertools.chain(first, jobs)):
+            yield record
+
+    def close(self) -> None:
+        if getattr(self, "_pool", None) is not None:
+            self._pool.close()
+            self._pool = None
+        if getattr(self, "_connected", False):
+            ray.shutdown()
+            self._connected = False
+
+
+def _absolute(item: str) -> str:
+    """A plugin file as an absolute path (actors do not share the driver's directory)."""
+    if item.endswith(".py") or os.sep in item:
+        return str(Path(item).resolve())
+    return item
