@@ -7,7 +7,8 @@
 positions right after a pass by a seat holding tiles (seeded random games, 2 and 4
 players) and measures there: `engine.determinize.sample_world` calls per second (a
 compiled loop, so Python's call overhead is not counted), and `ismcts` iterations per
-second for the seat to move. It uses only what every version of the engine has, so
+second for the seat to move; and, for comparison, sampling at the openings of as many
+games (no pass yet). It uses only what every version of the engine has, so
 the same script measures a checkout from before the sampler honoured passes.
 """
 
@@ -89,6 +90,8 @@ def main(argv=None) -> dict:
     numba.set_num_threads(1)
     result = {"machine": machine_info(), "positions_per_player_count": args.positions}
     for n in (2, 4):
+        openings = [GameState.new(n, seed=seed) for seed in range(args.positions)]
+        result[f"{n}p_opening_sample_world_per_s"] = samples_per_s(openings, args.samples)
         states = positions_after_passes(n, args.positions)
         result[f"{n}p_sample_world_per_s"] = samples_per_s(states, args.samples)
         result[f"{n}p_ismcts_iterations_per_s"] = ismcts_iterations_per_s(states, args.iterations)
@@ -96,7 +99,7 @@ def main(argv=None) -> dict:
         print(json.dumps(result))
     else:
         print(f"machine: {describe()}, load average {result['machine']['load_average']:.2f}")
-        print("positions right after a pass by a seat holding tiles (random games)")
+        print("openings, and positions right after a pass by a seat holding tiles (random games)")
         for key, value in result.items():
             if isinstance(value, float):
                 print(f"  {key:35s} {value:12,.0f}")

@@ -136,8 +136,8 @@ def _another_can_place(info, seat, max_cap):
 
 @njit(inline="always", cache=True)
 def _hand_need(info, seat, other):
-    """(tiles of `other`'s hand the world must deal above its pass cap) for `seat`'s
-    worlds: its pass fact, less a shown tile the seat sees (which is not dealt)."""
+    """How many of the tiles a world for `seat` deals to `other` must be above its pass
+    cap: its pass fact, less the partner's shown tile if `seat` sees it (not dealt)."""
     held = info[PASS_HELD + other]
     cap = info[PASS_CAP + other]
     if held == 0 or cap == 0:  # nothing known, or "above 0" (no open cell at the pass)
@@ -254,22 +254,21 @@ def _pick(out_info, other, tiles, k, n, cap, above, count, rng):
     """Move `count` tiles chosen uniformly among tiles[k:n] above `cap` (`above`) or not
     above it to tiles[k:k+count], adding each to `other`'s hand. Returns (rng, k + count);
     stops early if the pool runs out (only for inconsistent states)."""
-    for _ in range(count):
-        available = 0
-        for i in range(k, n):
-            if (tiles[i] > cap) == above:
-                available += 1
-        if available == 0:
-            break
+    available = 0
+    for i in range(k, n):
+        if (tiles[i] > cap) == above:
+            available += 1
+    for _ in range(min(count, available)):
         rng, r = rng_below(rng, available)
         for i in range(k, n):
             if (tiles[i] > cap) == above:
-                if r == 0:
+                if r == 0:  # swap it to the front; the tile it displaces stays in the pool
                     t = tiles[i]
                     tiles[i] = tiles[k]
                     tiles[k] = t
                     _add_to_hand(out_info, other, t)
                     k += 1
+                    available -= 1
                     break
                 r -= 1
     return rng, k
