@@ -284,7 +284,19 @@ def check_states(grid, info, num_players: int, team: bool) -> None:
     held = np.take_along_axis(hands, shown[:, :, None], axis=2)[:, :, 0]
     if ((shown > 0) & (held == 0)).any():
         raise ValueError("a seat shows a tile value it does not hold")
+    _check_pass_facts(info, hands)
     _compare_with_rebuild(grid, info, hands, n, team)
+
+
+def _check_pass_facts(info, hands) -> None:
+    """Each seat holds at least PASS_HELD tiles above its PASS_CAP; nothing known
+    (PASS_HELD 0) is written PASS_CAP 0."""
+    caps = info[:, layout.PASS_CAP:layout.PASS_CAP + _NUM_PLAYERS_SLOTS]
+    held = info[:, layout.PASS_HELD:layout.PASS_HELD + _NUM_PLAYERS_SLOTS]
+    above = np.arange(_HAND_VALUES) > caps[:, :, None]
+    _expect(held - (hands * above).sum(2), None, 0,
+            "tiles held since a pass minus the seat's tiles above its pass cap")
+    _expect(np.where(held == 0, caps, 0), 0, 0, "the pass cap of a seat with no tile held since a pass")
 
 
 def _check_state_types(grid, info) -> int:
@@ -317,7 +329,10 @@ def _check_scalars(info, n: int, team: int) -> None:
             "the last action")
     _expect(column(layout.SCORE, n), 0, None, "scores")
     _expect(column(layout.SHOWN, n), 0, rules.MAX_VALUE * team, "shown tiles")
-    for offset, what in ((layout.SCORE, "scores"), (layout.SHOWN, "shown tiles")):
+    _expect(column(layout.PASS_CAP, n), 0, layout.MAX_CAP, "pass caps")
+    _expect(column(layout.PASS_HELD, n), 0, rules.hand_size(n), "tiles held since a pass")
+    for offset, what in ((layout.SCORE, "scores"), (layout.SHOWN, "shown tiles"),
+                         (layout.PASS_CAP, "pass caps"), (layout.PASS_HELD, "tiles held since a pass")):
         _expect(column(offset + n, _NUM_PLAYERS_SLOTS - n), 0, 0, f"{what} of seats beyond the players")
     hands = column(layout.HAND, _NUM_PLAYERS_SLOTS * _HAND_VALUES).reshape(-1, _NUM_PLAYERS_SLOTS, _HAND_VALUES)
     _expect(hands[:, :, 0], 0, 0, "hand counts of value 0")

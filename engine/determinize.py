@@ -1,26 +1,65 @@
 """Sampling full worlds consistent with what one seat knows (for search agents).
 
-A seat knows the board, its own hand, every hand size, the bag size and, in the team
-variant, the tile its partner shows. Everything else (the other hands, the bag order,
-the 3 removed tiles) is a uniformly random arrangement of the *unseen tiles*: the 40
-tiles minus the board, minus its own hand, minus the partner's shown tile.
+A seat knows the board, its own hand, every hand size, the bag size, what every pass
+told (`GameState.pass_facts`) and, in the team variant, the tile its partner shows.
+Everything else (the other hands, the bag order, the 3 removed tiles) is an arrangement
+of the *unseen tiles*: the 40 tiles minus the board, minus its own hand, minus the
+partner's shown tile. A sampled world is a uniformly random arrangement *conditioned on
+the passes*: a seat passes only when none of its tiles fits, so each seat with a pass
+fact (cap, held) gets at least `held` tiles above `cap`. It is also conditioned on the
+game going on: while it is not over and the seat cannot place, some other seat can.
+(The worlds of a finished game are not conditioned on its end: search never asks.)
 
-`sample_world` reads only that public part of the state, so two states that differ
-only in hidden information give the same worlds for the same random stream.
+How the condition is met (exact conditional sampling, with a sound fallback):
+
+* No seat has a pass fact and the seat can place (most positions): one Fisher-Yates
+  shuffle, dealt in order, as if nothing else were known.
+* Otherwise the constrained hands are drawn one after the other, highest cap first, each
+  from the tiles still in the pool and conditioned on its own fact: the number of its
+  tiles above its cap is drawn from the hypergeometric law truncated to >= held, then
+  that many tiles above the cap and the rest below it, uniformly. The rest of the pool
+  is shuffled into the other hands, the bag and the removed tiles. This proposal
+  differs from the exact conditional law only by the factor prod Z_i over the hands
+  drawn second and later (Z_i: the chance, before its draw, that hand i meets its fact
+  from the pool the earlier hands left), so a world accepted with probability prod Z_i
+  is an exact draw. With one constrained hand (always, in 2-player games) every world
+  is accepted. A world in which nobody could place while the real game goes on is
+  rejected as well, which keeps the draw exact.
+* After `MAX_TRIES` rejections (several tight facts at once) the fallback deals each
+  constrained hand exactly `held` random tiles above its cap, highest cap first (the
+  sets of tiles above the caps are nested, so this never runs out while the state is
+  consistent), then deals everything else at random. It honours every fact; it is
+  exact whenever every constrained hand is wholly known to be above its cap (right after
+  a pass) and slightly biased towards fewer high tiles otherwise. It does not retry for
+  the game going on (a world where nobody can place just ends at its next turn).
+
+`sample_world` reads only the public part of the state, so two states that differ
+only in hidden information give the same worlds for the same random stream. Everything
+runs in numba without allocating.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from numba import njit
 
 from . import rules
-from .kernels import _add_to_hand, copy_state, kernel, rng_below
-from .layout import (BAG_POS, DEAL, HAND, HAND_MASK, HAND_SIZE, NUM_PLAYERS, PAD_OF_CELL,
-                     SHOWN, TEAM, VAL)
+from .kernels import (_add_to_hand, can_place, copy_state, kernel, max_open_capacity, rng_below,
+                      rng_next)
+from .layout import (BAG_POS, DEAL, HAND, HAND_MASK, HAND_SIZE, NUM_PLAYERS, OVER, PAD_OF_CELL,
+                     PASS_CAP, PASS_HELD, SHOWN, TEAM, VAL)
 
 _NUM_TILES = rules.NUM_TILES
 SCRATCH_LEN = 64  # int64 scratch a caller passes in, so the kernel allocates nothing
+# Proposals tried before the fallback deal. A proposal costs about as much as a plain
+# deal and is rejected only when two or more hands are constrained at once.
+MAX_TRIES = 32
+_TWO_TO_MINUS_53 = 1.0 / 2.0**53  # 53 random bits -> a uniform float in [0, 1)
+# BINOMIAL[n, k] = n choose k, exact in float64 for n <= 40
+BINOMIAL = np.array([[math.comb(n, k) for k in range(_NUM_TILES + 1)] for n in range(_NUM_TILES + 1)],
+                    dtype=np.float64)
 
 
 @njit(inline="always", cache=True)
@@ -53,32 +92,208 @@ def unseen_tiles(grid, info, seat, counts, tiles):
 @njit(inline="always", cache=True)
 def deal_unseen(grid, info, seat, tiles, n, rng, out_grid, out_info):
     """Copy the state into (out_grid, out_info) and deal the `n` unseen `tiles` afresh
-    (they are shuffled in place) to the other hands, the bag and the removed tiles.
-    The consumed part of the deal (initial hands and drawn tiles, hidden history) is
-    zeroed. Returns the advanced rng."""
+    (they are reordered in place) to the other hands, the bag and the removed tiles,
+    honouring the pass facts (see the module doc). The consumed part of the deal (initial
+    hands and drawn tiles, hidden history) is zeroed. Returns the advanced rng."""
     copy_state(grid, info, out_grid, out_info)
-    for i in range(n - 1, 0, -1):  # Fisher-Yates
-        rng, j = rng_below(rng, i + 1)
-        t = tiles[i]
-        tiles[i] = tiles[j]
-        tiles[j] = t
-    k = 0
+    max_cap = max_open_capacity(info)
+    # "the game is not over" is public too: if this seat cannot place, another can
+    must_live = info[OVER] == 0 and not can_place(info, seat, max_cap)
+    if not must_live and _next_constrained(info, seat, 0) < 0:
+        k = _clear_other_hands(info, seat, out_info)
+        rng = _shuffle(tiles, k, n, rng)
+        _deal_rest(info, seat, tiles, k, out_info)
+        return rng
+    for _ in range(MAX_TRIES):
+        rng, k, accept = _draw_constrained_hands(info, seat, tiles, n, rng, out_info)
+        rng, bits = rng_next(rng)
+        if np.float64(bits >> np.uint64(11)) * _TWO_TO_MINUS_53 < accept:
+            rng = _shuffle(tiles, k, n, rng)
+            _deal_rest(info, seat, tiles, k, out_info)
+            if not must_live or _another_can_place(out_info, seat, max_cap):
+                return rng
+    k = _clear_other_hands(info, seat, out_info)
+    done = 0
+    while True:
+        other = _next_constrained(info, seat, done)
+        if other < 0:
+            break
+        done |= 1 << other
+        cap = info[PASS_CAP + other]
+        rng, k = _pick(out_info, other, tiles, k, n, cap, True, _hand_need(info, seat, other), rng)
+    rng = _shuffle(tiles, k, n, rng)
+    _deal_rest(info, seat, tiles, k, out_info)
+    return rng
+
+
+@njit(inline="always", cache=True)
+def _another_can_place(info, seat, max_cap):
+    for other in range(info[NUM_PLAYERS]):
+        if other != seat and can_place(info, other, max_cap):
+            return True
+    return False
+
+
+@njit(inline="always", cache=True)
+def _hand_need(info, seat, other):
+    """How many of the tiles a world for `seat` deals to `other` must be above its pass
+    cap: its pass fact, less the partner's shown tile if `seat` sees it (not dealt)."""
+    held = info[PASS_HELD + other]
+    cap = info[PASS_CAP + other]
+    if held == 0 or cap == 0:  # nothing known, or "above 0" (no open cell at the pass)
+        return 0
+    slots = info[HAND_SIZE + other]
+    shown = info[SHOWN + other]
+    if info[TEAM] == 1 and other == (seat + 2) % 4 and shown > 0:
+        slots -= 1
+        if shown > cap:
+            held -= 1
+    return min(held, slots)
+
+
+@njit(inline="always", cache=True)
+def _hand_slots(info, seat, other):
+    """How many tiles of `other`'s hand a world for `seat` deals (a shown tile is kept)."""
+    if info[TEAM] == 1 and other == (seat + 2) % 4 and info[SHOWN + other] > 0:
+        return info[HAND_SIZE + other] - 1
+    return info[HAND_SIZE + other]
+
+
+@njit(inline="always", cache=True)
+def _next_constrained(info, seat, done):
+    """The next seat (not `seat`, not in the bitmask `done`) whose hand must hold tiles
+    above its pass cap: the highest cap first, then the most tiles; -1 when none."""
+    best = -1
+    for other in range(info[NUM_PLAYERS]):
+        if other == seat or (done >> other) & 1 or _hand_need(info, seat, other) == 0:
+            continue
+        if best < 0 or info[PASS_CAP + other] > info[PASS_CAP + best] or (
+                info[PASS_CAP + other] == info[PASS_CAP + best]
+                and _hand_need(info, seat, other) > _hand_need(info, seat, best)):
+            best = other
+    return best
+
+
+@njit(inline="always", cache=True)
+def _clear_other_hands(info, seat, out_info):
+    """Empty every other hand of the world (keeping a partner's shown tile the seat
+    sees, dropping one it does not). Returns 0, the first undealt tile."""
     num_players = info[NUM_PLAYERS]
     partner = (seat + 2) % 4 if info[TEAM] == 1 else -1
     for other in range(num_players):
         if other == seat:
             continue
-        size = info[HAND_SIZE + other]
         for v in range(11):
             out_info[HAND + other * 11 + v] = 0
         out_info[HAND_MASK + other] = 0
         out_info[HAND_SIZE + other] = 0
         if other == partner and info[SHOWN + other] > 0:
             _add_to_hand(out_info, other, info[SHOWN + other])
-            size -= 1
         else:
             out_info[SHOWN + other] = 0  # an opponent's shown tile is not ours to see
-        for _ in range(size):
+    return 0
+
+
+@njit(inline="always", cache=True)
+def _draw_constrained_hands(info, seat, tiles, n, rng, out_info):
+    """One proposal (module doc): deal every constrained hand from tiles[k:n], moving its
+    tiles to the front. Returns (rng, k = the first tile not dealt, the probability of
+    accepting the proposal), 0 when a hand could not meet its fact."""
+    k = _clear_other_hands(info, seat, out_info)
+    accept = 1.0
+    done = 0
+    while True:
+        other = _next_constrained(info, seat, done)
+        if other < 0:
+            return rng, k, accept
+        cap = info[PASS_CAP + other]
+        need = _hand_need(info, seat, other)
+        slots = _hand_slots(info, seat, other)
+        pool = n - k
+        high = 0
+        for i in range(k, n):
+            if tiles[i] > cap:
+                high += 1
+        z = _tail(pool, high, slots, need)
+        if z <= 0.0:
+            return rng, k, 0.0
+        if done != 0:  # the first hand's chance is the same for every proposal
+            accept *= z
+        done |= 1 << other
+        rng, bits = rng_next(rng)
+        u = np.float64(bits >> np.uint64(11)) * _TWO_TO_MINUS_53 * z
+        count = min(slots, high)  # how many of its tiles are above the cap
+        for x in range(need, min(slots, high) + 1):
+            u -= _hypergeometric(pool, high, slots, x)
+            if u < 0.0:
+                count = x
+                break
+        rng, k = _pick(out_info, other, tiles, k, n, cap, True, count, rng)
+        rng, k = _pick(out_info, other, tiles, k, n, cap, False, slots - count, rng)
+
+
+@njit(inline="always", cache=True)
+def _hypergeometric(pool, high, draws, x):
+    """P(x of `draws` tiles drawn from `pool` tiles are among its `high` ones)."""
+    if x < 0 or x > high or draws - x > pool - high or draws > pool:
+        return 0.0
+    return BINOMIAL[high, x] * BINOMIAL[pool - high, draws - x] / BINOMIAL[pool, draws]
+
+
+@njit(inline="always", cache=True)
+def _tail(pool, high, draws, need):
+    """P(at least `need` of `draws` tiles from `pool` are among its `high` ones)."""
+    total = 0.0
+    for x in range(need, min(draws, high) + 1):
+        total += _hypergeometric(pool, high, draws, x)
+    return total
+
+
+@njit(inline="always", cache=True)
+def _pick(out_info, other, tiles, k, n, cap, above, count, rng):
+    """Move `count` tiles chosen uniformly among tiles[k:n] above `cap` (`above`) or not
+    above it to tiles[k:k+count], adding each to `other`'s hand. Returns (rng, k + count);
+    stops early if the pool runs out (only for inconsistent states)."""
+    available = 0
+    for i in range(k, n):
+        if (tiles[i] > cap) == above:
+            available += 1
+    for _ in range(min(count, available)):
+        rng, r = rng_below(rng, available)
+        for i in range(k, n):
+            if (tiles[i] > cap) == above:
+                if r == 0:  # swap it to the front; the tile it displaces stays in the pool
+                    t = tiles[i]
+                    tiles[i] = tiles[k]
+                    tiles[k] = t
+                    _add_to_hand(out_info, other, t)
+                    k += 1
+                    available -= 1
+                    break
+                r -= 1
+    return rng, k
+
+
+@njit(inline="always", cache=True)
+def _shuffle(tiles, lo, hi, rng):
+    """Fisher-Yates shuffle of tiles[lo:hi]. Returns the advanced rng."""
+    for i in range(hi - 1, lo, -1):
+        rng, j = rng_below(rng, i - lo + 1)
+        t = tiles[i]
+        tiles[i] = tiles[lo + j]
+        tiles[lo + j] = t
+    return rng
+
+
+@njit(inline="always", cache=True)
+def _deal_rest(info, seat, tiles, k, out_info):
+    """Fill the other hands up to their sizes, then the bag and the removed tiles, from
+    tiles[k:] in order; zero the consumed part of the deal (hidden history)."""
+    num_players = info[NUM_PLAYERS]
+    for other in range(num_players):
+        if other == seat:
+            continue
+        for _ in range(info[HAND_SIZE + other] - out_info[HAND_SIZE + other]):
             _add_to_hand(out_info, other, tiles[k])
             k += 1
     bag_pos = info[BAG_POS]
@@ -90,7 +305,6 @@ def deal_unseen(grid, info, seat, tiles, n, rng, out_grid, out_info):
         k += 1
     for i in range(4, bag_pos):  # hands dealt and tiles drawn: hidden history
         out_info[DEAL + i] = 0
-    return rng
 
 
 @kernel

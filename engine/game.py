@@ -199,6 +199,16 @@ class GameState:
         return self._info[layout.SHOWN:layout.SHOWN + self.num_players].copy()
 
     @property
+    def pass_facts(self) -> np.ndarray:
+        """(num_players, 2): per seat (cap, held), what its passes made public. At its
+        last pass every tile of the seat was above `cap` (the largest value that fitted
+        an open cell then), and at least `held` of its tiles now are still tiles of that
+        hand, so at least `held` of its tiles are above `cap` (held 0: nothing known)."""
+        n = self.num_players
+        return np.stack([self._info[layout.PASS_CAP:layout.PASS_CAP + n],
+                         self._info[layout.PASS_HELD:layout.PASS_HELD + n]], axis=1)
+
+    @property
     def bag_size(self) -> int:
         return rules.NUM_TILES - int(self._info[layout.BAG_POS])
 

@@ -19,8 +19,8 @@ from .layout import (
     BAG_POS, BD_DOUBLE, BD_IN7, BD_PAIRS, BD_PER_AXIS, BD_RUN_DOWN, BD_RUN_UP, BD_SET,
     BD_SUM24, BD_SUM7, BREAKDOWN, CAP, CAP_COUNTS, CELL_OF_PAD, CURRENT, DEAL, FRONTIER,
     HAND, HAND_MASK, HAND_SIZE, IS_DOUBLE_TIME, LAST_ACTION, LAST_POINTS, LEN_SHIFT,
-    MAX_CAP, NUM_PLAYERS, OCCUPIED, ON_BOARD, OVER, PAD_OF_CELL, RUN_AFTER, RUN_BEFORE,
-    SCORE, SHOWN, SHOWN_THIS_TURN, SUM_MASK, TEAM, TIMEOUT, TURN, VAL,
+    MAX_CAP, NUM_PLAYERS, OCCUPIED, ON_BOARD, OVER, PAD_OF_CELL, PASS_CAP, PASS_HELD, RUN_AFTER,
+    RUN_BEFORE, SCORE, SHOWN, SHOWN_THIS_TURN, SUM_MASK, TEAM, TIMEOUT, TURN, VAL,
 )
 
 # Before any kernel below loads from numba's cache: drop the caches of every kernel file if
@@ -617,6 +617,7 @@ def place(grid, info, p, v):
     info[SCORE + seat] += points
     info[LAST_POINTS] = points
     _remove_from_hand(info, seat, v)
+    _note_placement(info, seat, v)
     pos = info[BAG_POS]
     if pos < _NUM_TILES:
         _add_to_hand(info, seat, info[DEAL + pos])
@@ -625,8 +626,35 @@ def place(grid, info, p, v):
     return points
 
 
+@njit(inline="always", cache=True)
+def _note_placement(info, seat, v):
+    """Keep the seat's pass facts (layout.PASS_CAP) true after it placed v: a tile above
+    the cap may have been one of the tiles held since the pass, a smaller one was not."""
+    held = info[PASS_HELD + seat]
+    if held > 0 and v > info[PASS_CAP + seat]:
+        info[PASS_HELD + seat] = held - 1
+        if held == 1:
+            info[PASS_CAP + seat] = 0
+
+
+@njit(inline="always", cache=True)
+def _note_pass(info, seat):
+    """Record what the mover's pass makes public: every tile of its hand is above the
+    largest open capacity. If every current tile was already known to be above an older,
+    higher cap (no tile has left the hand since that pass), that bound still holds."""
+    size = info[HAND_SIZE + seat]
+    cap = max_open_capacity(info)
+    if size == 0:
+        cap = 0  # an empty hand passes with nothing to tell
+    elif info[PASS_HELD + seat] == size and info[PASS_CAP + seat] > cap:
+        cap = info[PASS_CAP + seat]
+    info[PASS_CAP + seat] = cap
+    info[PASS_HELD + seat] = size
+
+
 @kernel
 def pass_turn(info):
+    _note_pass(info, info[CURRENT])
     info[LAST_POINTS] = 0
     _end_turn(info)
 

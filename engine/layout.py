@@ -83,4 +83,11 @@ BD_SUM7, BD_SUM24, BD_IN7, BD_RUN_UP, BD_RUN_DOWN, BD_SET = range(6)
 BD_PER_AXIS = 6
 BD_PAIRS = BREAKDOWN + 4 * BD_PER_AXIS  # a * b of the 24/7 bonus
 BD_DOUBLE = BD_PAIRS + 1  # 1 when doubled
-INFO_LEN = BD_DOUBLE + 1
+# What the seats' passes made public (a seat passes only when none of its tiles fits):
+# at its last pass every tile of the seat was above PASS_CAP (the largest capacity of an
+# open cell then), and at least PASS_HELD of its current tiles are tiles of that hand.
+# A placement of a tile above PASS_CAP may have used one of them, so it lowers PASS_HELD
+# by one; a smaller tile cannot have been one. PASS_HELD = 0 (PASS_CAP 0): nothing known.
+PASS_CAP = BD_DOUBLE + 1  # + seat
+PASS_HELD = PASS_CAP + 4  # + seat
+INFO_LEN = PASS_HELD + 4

@@ -99,6 +99,10 @@ class ReferenceGame:
         self._shown = [0] * self._n  # team variant: value shown to the partner, 0 = none
         self._shown_this_turn = False
         self._turn = 0  # placements + passes made so far
+        # what passes made public, per seat: all tiles were above cap at the last pass,
+        # and at least `held` current tiles are tiles of that hand (see `pass_facts`)
+        self._pass_cap = [0] * self._n
+        self._pass_held = [0] * self._n
         self._last_breakdown: tuple[Combination, ...] = ()
         self._over = self._no_seat_can_place()  # RULES "End and winner"
 
@@ -294,8 +298,10 @@ class ReferenceGame:
         points = 0
         if action == PASS_ACTION:
             self._last_breakdown = ()
+            self._record_pass(p)
         else:
             cell, v = rules.decode_action(action)
+            self._record_placement(p, v)
             self._hands[p][v] -= 1
             if self._hands[p][v] == 0 and self._shown[p] == v:
                 self._shown[p] = 0  # the shown tile left the hand
@@ -312,6 +318,28 @@ class ReferenceGame:
         self._shown_this_turn = False
         self._over = self._no_seat_can_place()
         return points
+
+    def _largest_fitting_value(self) -> int:
+        """The largest value some open cell takes now (0: none)."""
+        return max((v for cell in range(NUM_CELLS) for v in range(1, MAX_VALUE + 1)
+                    if self._fits(cell, v)), default=0)
+
+    def _record_pass(self, p: int) -> None:
+        """A pass shows that no tile of seat p fits: all are above the largest value
+        that fits somewhere. If all of p's tiles were already known to be above a higher
+        bound, that bound stands."""
+        size = sum(self._hands[p])
+        cap = self._largest_fitting_value() if size else 0
+        if size and self._pass_held[p] == size:
+            cap = max(cap, self._pass_cap[p])
+        self._pass_cap[p], self._pass_held[p] = cap, size
+
+    def _record_placement(self, p: int, v: int) -> None:
+        """A placed tile above the pass cap may be one of the tiles held since the pass."""
+        if self._pass_held[p] and v > self._pass_cap[p]:
+            self._pass_held[p] -= 1
+            if not self._pass_held[p]:
+                self._pass_cap[p] = 0
 
     # ------------------------------------------------------------------ outcome
     def ranking(self) -> np.ndarray:
@@ -403,6 +431,11 @@ class ReferenceGame:
     @property
     def turn(self) -> int:
         return self._turn
+
+    @property
+    def pass_facts(self) -> np.ndarray:
+        """(num_players, 2): per seat (cap, held), as `GameState.pass_facts`."""
+        return np.array(list(zip(self._pass_cap, self._pass_held)), dtype=np.int64).reshape(self._n, 2)
 
     @property
     def removed(self) -> np.ndarray:

@@ -38,6 +38,7 @@ class PlayerView:
     timeout_cells = property(lambda self: self._state.timeout_cells)
     capacities = property(lambda self: self._state.capacities)
     last_action = property(lambda self: self._state.last_action)
+    pass_facts = property(lambda self: self._state.pass_facts)
 
     @property
     def hand(self) -> np.ndarray:

@@ -75,6 +75,7 @@ def compare(g: GameState, r: ReferenceGame, where: str) -> None:
     assert g.timeout_cells == r.timeout_cells, where
     assert g.board.tolist() == r.board.tolist(), where
     assert g.shown_tiles.tolist() == r.shown_tiles.tolist(), where
+    assert g.pass_facts.tolist() == r.pass_facts.tolist(), where
 
 
 def _points_of(g: GameState, action: int) -> int:
