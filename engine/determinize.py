@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from . import rules
-from .kernels import _add_to_hand, copy_state, kernel, rng_below
+from .kernels import add_to_hand, copy_state, kernel, rng_below
 from .layout import (BAG_POS, DEAL, HAND, HAND_MASK, HAND_SIZE, NUM_PLAYERS, PAD_OF_CELL,
                      SHOWN, TEAM, VAL)
 
@@ -24,8 +24,9 @@ SCRATCH_LEN = 64  # int64 scratch a caller passes in, so the kernel allocates no
 
 
 @njit(inline="always", cache=True)
-def _unseen_counts(grid, info, seat, counts):
-    """counts[v] = how many tiles of value v the seat has not seen (v = 1..10)."""
+def unseen_counts_into(grid, info, seat, counts):
+    """counts[v] = how many tiles of value v the seat has not seen (v = 1..10); for
+    kernels (Python code calls `unseen_counts`). Reads only what the seat sees."""
     for v in range(1, 11):
         counts[v] = 4 - info[HAND + seat * 11 + v]
     counts[0] = 0
@@ -41,7 +42,7 @@ def _unseen_counts(grid, info, seat, counts):
 def unseen_tiles(grid, info, seat, counts, tiles):
     """Write the tiles `seat` has not seen into `tiles` (sorted); return how many.
     `counts` (length >= 11) is scratch. Reads only what the seat sees."""
-    _unseen_counts(grid, info, seat, counts)
+    unseen_counts_into(grid, info, seat, counts)
     n = 0
     for v in range(1, 11):
         for _ in range(counts[v]):
@@ -74,12 +75,12 @@ def deal_unseen(grid, info, seat, tiles, n, rng, out_grid, out_info):
         out_info[HAND_MASK + other] = 0
         out_info[HAND_SIZE + other] = 0
         if other == partner and info[SHOWN + other] > 0:
-            _add_to_hand(out_info, other, info[SHOWN + other])
+            add_to_hand(out_info, other, info[SHOWN + other])
             size -= 1
         else:
             out_info[SHOWN + other] = 0  # an opponent's shown tile is not ours to see
         for _ in range(size):
-            _add_to_hand(out_info, other, tiles[k])
+            add_to_hand(out_info, other, tiles[k])
             k += 1
     bag_pos = info[BAG_POS]
     for i in range(bag_pos, _NUM_TILES):  # the bag, in a fresh random order
@@ -114,4 +115,4 @@ def unseen_counts(state, seat: int) -> np.ndarray:
 
 @kernel
 def _unseen_counts_py(grid, info, seat, counts):
-    _unseen_counts(grid, info, seat, counts)
+    unseen_counts_into(grid, info, seat, counts)

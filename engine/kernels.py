@@ -32,6 +32,8 @@ kernel_cache.announce_compiles()
 _LINE_CAP = rules.LINE_CAP
 _NUM_TILES = rules.NUM_TILES
 _MAX_VALUE = rules.MAX_VALUE
+_NUM_REMOVED = rules.NUM_REMOVED
+_HAND_SIZE = np.array([rules.HAND_SIZE.get(n, 0) for n in range(5)], dtype=np.int64)  # by player count
 _PASS = rules.PASS_ACTION
 _SHOW_BASE = rules.SHOW_BASE
 _NUM_TEAM_ACTIONS = rules.NUM_TEAM_ACTIONS
@@ -162,7 +164,7 @@ def shuffle_deal(seed, out):
 @njit(inline="always", cache=True)
 def copy_state(grid, info, out_grid, out_info):
     """Copy one state into another (explicit loops: a slice copy would need NRT).
-    The grid is copied through flat views: 6x faster than a 2-D loop (measured)."""
+    The grid is copied through flat views, which numba compiles to a tighter loop than 2-D."""
     src = grid.reshape(grid.size)
     dst = out_grid.reshape(out_grid.size)
     for k in range(src.shape[0]):
@@ -182,11 +184,11 @@ def reset(grid, info, deal, num_players, team):
     info[LAST_ACTION] = -1
     for i in range(_NUM_TILES):
         info[DEAL + i] = deal[i]
-    hand = 6 if num_players == 2 else 5
-    pos = 1 + 3  # item 0 is the start tile, items 1-3 are removed
+    hand = _HAND_SIZE[num_players]
+    pos = 1 + _NUM_REMOVED  # item 0 is the start tile, then the removed tiles
     for seat in range(num_players):
         for _ in range(hand):
-            _add_to_hand(info, seat, info[DEAL + pos])
+            add_to_hand(info, seat, info[DEAL + pos])
             pos += 1
     info[BAG_POS] = pos
     # Every cell starts able to take any value; the border sinks are never read.
@@ -196,7 +198,8 @@ def reset(grid, info, deal, num_players, team):
 
 
 @njit(inline="always", cache=True)
-def _add_to_hand(info, seat, v):
+def add_to_hand(info, seat, v):
+    """Give the seat one tile of value v (its count, value mask and hand size)."""
     info[HAND + seat * 11 + v] += 1
     info[HAND_MASK + seat] |= np.int64(1) << v
     info[HAND_SIZE + seat] += 1
@@ -619,7 +622,7 @@ def place(grid, info, p, v):
     _remove_from_hand(info, seat, v)
     pos = info[BAG_POS]
     if pos < _NUM_TILES:
-        _add_to_hand(info, seat, info[DEAL + pos])
+        add_to_hand(info, seat, info[DEAL + pos])
         info[BAG_POS] = pos + 1
     _end_turn(info)
     return points
@@ -882,7 +885,7 @@ def setup_position(grid, info, pads, values, hands, bag, num_players, team, curr
     for seat in range(num_players):
         for v in range(1, _MAX_VALUE + 1):
             for _ in range(hands[seat, v]):
-                _add_to_hand(info, seat, v)
+                add_to_hand(info, seat, v)
     start = _NUM_TILES - bag.shape[0]
     for i in range(bag.shape[0]):
         info[DEAL + start + i] = bag[i]
