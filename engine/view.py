@@ -38,6 +38,7 @@ class PlayerView:
     timeout_cells = property(lambda self: self._state.timeout_cells)
     capacities = property(lambda self: self._state.capacities)
     last_action = property(lambda self: self._state.last_action)
+    last_breakdown = property(lambda self: self._state.last_breakdown)
 
     @property
     def hand(self) -> np.ndarray:
