@@ -23,9 +23,9 @@ from engine.access import (capacity, current_seat, hand_count, hand_values, is_o
                            run_after, run_before, run_length, run_sum, tile_value, values_that_fit)
 from engine.determinize import unseen_counts_into
 from engine.kernels import (
-    POPCOUNT, apply_action, copy_state, kernel, lines_through, lowest_bit_index,
-    open_cells, pass_turn, placement_points, random_placement, random_playout, rng_below, rng_next,
-    run_set_candidates, sum_candidates, without_lowest_bit,
+    POPCOUNT, apply_action, copy_state, kernel, lowest_bit_index, open_cells, pass_turn,
+    placement_points, random_placement, random_playout, rng_below, rng_next, scoring_setup,
+    without_lowest_bit,
 )
 from engine.layout import AXIS_STEP, ON_BOARD
 
@@ -50,9 +50,7 @@ def _cell_best(grid, p, values):
     best = 0
     if fits == 0:
         return best
-    r0, r1, r2, r3 = lines_through(grid, p)
-    run_set = run_set_candidates(grid, p, r0, r1, r2, r3)
-    fits &= sum_candidates(r0, r1, r2, r3) | run_set  # the others score 0
+    r0, r1, r2, r3, run_set, fits = scoring_setup(grid, p, fits)  # the others score 0
     while fits:
         v = lowest_bit_index(fits)
         fits = without_lowest_bit(fits)
@@ -125,9 +123,7 @@ def greedy_choice(grid, info, rng, safe):
         fits = values_that_fit(grid, p, mask)
         if fits == 0:
             continue
-        r0, r1, r2, r3 = lines_through(grid, p)
-        run_set = run_set_candidates(grid, p, r0, r1, r2, r3)
-        scoring = fits & (sum_candidates(r0, r1, r2, r3) | run_set)
+        r0, r1, r2, r3, run_set, scoring = scoring_setup(grid, p, fits)
         while scoring:
             v = lowest_bit_index(scoring)
             scoring = without_lowest_bit(scoring)
@@ -231,17 +227,8 @@ def _ranking(grid, info, scratch_grid, scratch_info, scratch, actions, keys, bes
         while cells:
             p = lowest_bit_index(cells)
             cells = without_lowest_bit(cells)
-            fits = values_that_fit(grid, p, mask)
-            if fits == 0:
-                continue
-            best = max(best, 0)
-            r0, r1, r2, r3 = lines_through(grid, p)
-            run_set = run_set_candidates(grid, p, r0, r1, r2, r3)
-            fits &= sum_candidates(r0, r1, r2, r3) | run_set
-            while fits:
-                v = lowest_bit_index(fits)
-                fits = without_lowest_bit(fits)
-                best = max(best, placement_points(grid, p, v, r0, r1, r2, r3, run_set))
+            if values_that_fit(grid, p, mask):
+                best = max(best, _cell_best(grid, p, mask))
     # values the others may hold: those the mover has not seen
     counts = scratch[96:107]
     unseen_counts_into(grid, info, seat, counts)
@@ -265,8 +252,7 @@ def _ranking(grid, info, scratch_grid, scratch_info, scratch, actions, keys, bes
         fits = values_that_fit(grid, p, mask)
         if fits == 0:
             continue
-        r0, r1, r2, r3 = lines_through(grid, p)
-        run_set = run_set_candidates(grid, p, r0, r1, r2, r3)
+        r0, r1, r2, r3, run_set, _ = scoring_setup(grid, p, fits)  # every fitting value: keys rank them all
         while fits:
             v = lowest_bit_index(fits)
             fits = without_lowest_bit(fits)

@@ -71,9 +71,7 @@ def _best_points(grid, info, best):
         fits = values_that_fit(grid, p, held)
         if fits == 0:
             continue
-        r0, r1, r2, r3 = kernels.lines_through(grid, p)
-        run_set = kernels.run_set_candidates(grid, p, r0, r1, r2, r3)
-        scoring = fits & (kernels.sum_candidates(r0, r1, r2, r3) | run_set)
+        r0, r1, r2, r3, run_set, scoring = kernels.scoring_setup(grid, p, fits)
         while scoring:
             v = lowest_bit_index(scoring)
             scoring = without_lowest_bit(scoring)

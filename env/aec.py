@@ -163,7 +163,7 @@ class raw_env(AECEnv):
         self.num_players = int(num_players)
         self.team = bool(team)
         self.render_mode = render_mode
-        self.num_actions = rules.NUM_TEAM_ACTIONS if self.team else rules.NUM_ACTIONS
+        self.num_actions = rules.num_actions(self.team)
         self.possible_agents = [f"player_{i}" for i in range(self.num_players)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
         # Separate (but per-agent identical) space objects, each returned every call.

@@ -85,7 +85,7 @@ class TwentyFourSevenEnv(gym.Env):
                              f"got {render_mode!r}")
         self.render_mode = render_mode
         self.opponents = self._opponent_table(opponents)
-        self.num_actions = rules.NUM_TEAM_ACTIONS if self.team else rules.NUM_ACTIONS
+        self.num_actions = rules.num_actions(self.team)
         self.observation_space = obs_mod.observation_space(self.num_actions)
         self.action_space = spaces.Discrete(self.num_actions)
         self.game: GameState | None = None

@@ -211,9 +211,7 @@ def _encode_and_mask(grid, info, seat, out, mask, with_mask):
             kernels.mark_placements(mask, c, fits)
             any_placement |= fits
         if fits:  # score only the values that can score; the rest stay 0
-            r0, r1, r2, r3 = kernels.lines_through(grid, p)
-            run_set = kernels.run_set_candidates(grid, p, r0, r1, r2, r3)
-            scoring = fits & (kernels.sum_candidates(r0, r1, r2, r3) | run_set)
+            r0, r1, r2, r3, run_set, scoring = kernels.scoring_setup(grid, p, fits)
             while scoring:
                 v = kernels.lowest_bit_index(scoring)
                 scoring = kernels.without_lowest_bit(scoring)

@@ -102,7 +102,7 @@ class TwentyFourSevenVectorEnv(VectorEnv):
         self.team = bool(team)
         self.copy = validate.as_flag(copy, "copy")
         self.render_mode = render_mode
-        self.num_actions = rules.NUM_TEAM_ACTIONS if self.team else rules.NUM_ACTIONS
+        self.num_actions = rules.num_actions(self.team)
         self.single_observation_space = obs_mod.observation_space(self.num_actions)
         self.single_action_space = spaces.Discrete(self.num_actions)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)

@@ -594,7 +594,7 @@ def test_illegal_actions_raise_and_change_nothing(team):
         PASS_ACTION,  # a placement exists
         show_action(2),  # non-team: no shows; team: already shown this turn
         show_action(5),  # not in hand
-        -1, rules.NUM_TEAM_ACTIONS if team else rules.NUM_ACTIONS, 10**9, -(10**9),
+        -1, rules.num_actions(team), 10**9, -(10**9),
         3.0, "a", None, True, False, np.float64(2.0), [act((3, 5), 2)], np.bool_(True),
     ]
     for a in bad:

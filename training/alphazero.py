@@ -102,7 +102,7 @@ class AlphaZeroTrainer:
         self.device = device
         self.rng = np.random.default_rng(cfg.seed)
         torch.manual_seed(cfg.seed)
-        self.num_actions = rules.NUM_TEAM_ACTIONS if cfg.team else rules.NUM_ACTIONS
+        self.num_actions = rules.num_actions(cfg.team)
         cfg.net.num_actions = self.num_actions
         self.net = PolicyValueNet(cfg.net).to(device)
         # the fast evaluator learns on its own schedule (`fit_evaluator`), not in `train`

@@ -66,7 +66,7 @@ class PPOTrainer:
         self.device = device
         self.rng = np.random.default_rng(cfg.seed)
         torch.manual_seed(cfg.seed)
-        num_actions = rules.NUM_TEAM_ACTIONS if cfg.team else rules.NUM_ACTIONS
+        num_actions = rules.num_actions(cfg.team)
         cfg.net.num_actions = num_actions
         self.net = PolicyValueNet(cfg.net).to(device)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=self.pc.learning_rate, eps=1e-5)
