@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import layout, rules
 from .determinize import SCRATCH_LEN, sample_world, unseen_counts
 from .game import GameState
 
