@@ -13,7 +13,7 @@ from functools import partial
 
 import numpy as np
 
-from engine import layout, rules
+from engine import access, rules
 from engine.determinize import SCRATCH_LEN
 from env.observation import OBS_SIZE
 
@@ -45,8 +45,7 @@ class BatchedSearch:
         self.node_count = np.ones(batch, dtype=np.int64)
         self.node_visits = np.zeros((batch, m), dtype=np.float32)
         self.expanded = np.zeros((batch, m), dtype=np.bool_)
-        self.sim_grid = np.zeros((batch, layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16)
-        self.sim_info = np.zeros((batch, layout.INFO_LEN), dtype=np.int64)
+        self.sim_grid, self.sim_info = access.new_arrays(batch)
         self.legal = np.zeros((batch, rules.NUM_PLACEMENT_ACTIONS), dtype=np.int64)
         self.path_nodes = np.zeros((batch, MAX_DEPTH), dtype=np.int64)
         self.path_actions = np.zeros((batch, MAX_DEPTH), dtype=np.int64)

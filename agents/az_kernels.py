@@ -21,8 +21,8 @@ from numba import njit
 
 from engine import kernels, rules
 from engine.determinize import sample_world
-from engine.layout import CURRENT, NUM_PLAYERS, OVER
-from env.observation import _encode
+from engine.access import current_seat, is_over, num_players
+from env.observation import encode_into
 
 UNEXPANDED = -1
 MAX_DEPTH = 128
@@ -65,7 +65,7 @@ def select_leaves(root_grid, root_info, active, rng, child, visits, value_sum, p
     for b in range(root_grid.shape[0]):
         if not active[b]:
             continue
-        seat = root_info[b, CURRENT]
+        seat = current_seat(root_info[b])
         rng[b] = sample_world(root_grid[b], root_info[b], seat, rng[b], sim_grid[b], sim_info[b], scratch[b])
         g = sim_grid[b]
         info = sim_info[b]
@@ -73,7 +73,7 @@ def select_leaves(root_grid, root_info, active, rng, child, visits, value_sum, p
         depth = 0
         terminal_values[b, 0] = np.nan
         while True:
-            if info[OVER] == 1:
+            if is_over(info):
                 kernels.rewards(info, terminal_values[b])
                 break
             if not expanded[b, node]:
@@ -85,7 +85,7 @@ def select_leaves(root_grid, root_info, active, rng, child, visits, value_sum, p
             a = _select(child, visits, value_sum, prior, node_visits, b, node, legal[b], n, c_puct)
             path_nodes[b, depth] = node
             path_actions[b, depth] = a
-            path_movers[b, depth] = info[CURRENT]
+            path_movers[b, depth] = current_seat(info)
             depth += 1
             kernels.apply_action(g, info, a)
             nxt = child[b, node, a]
@@ -100,8 +100,7 @@ def select_leaves(root_grid, root_info, active, rng, child, visits, value_sum, p
             node = nxt
         path_len[b] = depth
         leaf[b] = node
-        mover = info[CURRENT]
-        _encode(g, info, mover, leaf_obs[b])
+        encode_into(g, info, current_seat(info), leaf_obs[b])
         kernels.legal_mask(g, info, leaf_mask[b])
 
 
@@ -114,13 +113,13 @@ def expand_and_backup(active, child, visits, value_sum, prior, node_visits, expa
     for b in range(active.shape[0]):
         if not active[b]:
             continue
-        n = sim_info[b, NUM_PLAYERS]
+        n = num_players(sim_info[b])
         values = np.zeros(4)
         if not np.isnan(terminal_values[b, 0]):
             for s in range(n):
                 values[s] = terminal_values[b, s]
         else:
-            mover = sim_info[b, CURRENT]
+            mover = current_seat(sim_info[b])
             for k in range(n):
                 values[(mover + k) % n] = leaf_values[b, k]
             node = leaf[b]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine import layout, rules
+from engine import access, rules
 
 from .base import Agent, register, warm_up_view
 from .policy_kernels import epsilon_threshold, greedy_action, policy_action
@@ -23,8 +23,7 @@ class GreedyAgent(Agent):
 
     def __init__(self) -> None:
         super().__init__()
-        self._grid = np.zeros((layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16)
-        self._info = np.zeros(layout.INFO_LEN, dtype=np.int64)
+        self._grid, self._info = access.new_arrays()
         self._scratch = np.zeros(128, dtype=np.int64)
         self._actions = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.int64)
         self._keys = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.int64)

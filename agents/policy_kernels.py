@@ -19,16 +19,15 @@ import numpy as np
 from numba import njit
 
 from engine import rules
-from engine.determinize import _unseen_counts
+from engine.access import (capacity, current_seat, hand_count, hand_values, is_over, placement_action,
+                           run_after, run_before, run_length, run_sum, tile_value, values_that_fit)
+from engine.determinize import unseen_counts_into
 from engine.kernels import (
-    FITS_MASK, POPCOUNT, apply_action, copy_state, kernel, lines_through, lowest_bit_index,
-    open_cells, pass_turn, placement_points, random_placement, random_playout, rng_below, rng_next,
-    run_set_candidates, sum_candidates, without_lowest_bit,
+    POPCOUNT, apply_action, copy_state, kernel, lowest_bit_index, open_cells, pass_turn,
+    placement_points, random_placement, random_playout, rng_below, rng_next, scoring_setup,
+    without_lowest_bit,
 )
-from engine.layout import (
-    CAP, CELL_OF_PAD, CURRENT, HAND, HAND_MASK, LEN_SHIFT, ON_BOARD, OVER,
-    RUN_AFTER, RUN_BEFORE, SUM_MASK, VAL,
-)
+from engine.layout import AXIS_STEP, ON_BOARD
 
 _MAX_VALUE = rules.MAX_VALUE
 _PASS = rules.PASS_ACTION
@@ -47,13 +46,11 @@ def epsilon_threshold(epsilon: float) -> int:
 def _cell_best(grid, p, values):
     """The most minutes any value of the bitmask `values` (bit v = value v) that fits
     on open cell p would score there."""
-    fits = values & FITS_MASK[grid[p, CAP]]
+    fits = values_that_fit(grid, p, values)
     best = 0
     if fits == 0:
         return best
-    r0, r1, r2, r3 = lines_through(grid, p)
-    run_set = run_set_candidates(grid, p, r0, r1, r2, r3)
-    fits &= sum_candidates(r0, r1, r2, r3) | run_set  # the others score 0
+    r0, r1, r2, r3, run_set, fits = scoring_setup(grid, p, fits)  # the others score 0
     while fits:
         v = lowest_bit_index(fits)
         fits = without_lowest_bit(fits)
@@ -74,21 +71,22 @@ SAFE_VALUES = np.array([sum(1 << v for v in range(1, _MAX_VALUE + 1)
                             if not (1 <= t + v <= 6 or 14 <= t + v <= 23)) for t in range(80)],
                        dtype=np.int64)
 _ON_BOARD64 = np.int64(ON_BOARD)
+_STEP0, _STEP1, _STEP2, _STEP3 = AXIS_STEP  # padded step of each axis of rules.AXES
 
 
 @njit(inline="always", cache=True)
-def _axis_safe(grid, p, step, before, after):
+def _axis_safe(grid, p, axis, step):
     """Values that open no 7 or 24 for the next player at either end of this axis."""
-    rb = grid[p, before]
-    ra = grid[p, after]
-    base = (rb & SUM_MASK) + (ra & SUM_MASK)
+    rb = run_before(grid, p, axis)
+    ra = run_after(grid, p, axis)
+    base = run_sum(rb) + run_sum(ra)
     m = _ALL_VALUES
-    e1 = p - step * ((rb >> LEN_SHIFT) + 1)  # 0 <= e1 < 64
-    if (_ON_BOARD64 >> e1) & 1 and grid[e1, CAP] > 0:
-        m &= SAFE_VALUES[base + (grid[e1, before] & SUM_MASK)]
-    e2 = p + step * ((ra >> LEN_SHIFT) + 1)
-    if e2 < 64 and (_ON_BOARD64 >> e2) & 1 and grid[e2, CAP] > 0:
-        m &= SAFE_VALUES[base + (grid[e2, after] & SUM_MASK)]
+    e1 = p - step * (run_length(rb) + 1)  # 0 <= e1 < 64
+    if (_ON_BOARD64 >> e1) & 1 and capacity(grid, e1) > 0:
+        m &= SAFE_VALUES[base + run_sum(run_before(grid, e1, axis))]
+    e2 = p + step * (run_length(ra) + 1)
+    if e2 < 64 and (_ON_BOARD64 >> e2) & 1 and capacity(grid, e2) > 0:
+        m &= SAFE_VALUES[base + run_sum(run_after(grid, e2, axis))]
     return m
 
 
@@ -97,9 +95,8 @@ def safe_values(grid, p):
     """Values that, placed on p, leave the next player no new sum of 7 or 24 next to
     the lines through p (a cheap stand-in for the greedy agent's threat count; runs,
     sets and the other lines through the end cells are ignored)."""
-    return (_axis_safe(grid, p, 1, RUN_BEFORE, RUN_AFTER) & _axis_safe(grid, p, 8, RUN_BEFORE + 2, RUN_AFTER + 2)
-            & _axis_safe(grid, p, 9, RUN_BEFORE + 4, RUN_AFTER + 4)
-            & _axis_safe(grid, p, 7, RUN_BEFORE + 6, RUN_AFTER + 6))
+    return (_axis_safe(grid, p, 0, _STEP0) & _axis_safe(grid, p, 1, _STEP1)
+            & _axis_safe(grid, p, 2, _STEP2) & _axis_safe(grid, p, 3, _STEP3))
 
 
 @kernel
@@ -111,7 +108,7 @@ def greedy_choice(grid, info, rng, safe):
 
     Only the values that could score on a cell are scored (`sum_candidates` and
     `run_set_candidates`)."""
-    mask = info[HAND_MASK + info[CURRENT]]
+    mask = hand_values(info, current_seat(info))
     cells = open_cells(info)
     best = 0
     best_p = -1
@@ -123,12 +120,10 @@ def greedy_choice(grid, info, rng, safe):
     while cells:
         p = lowest_bit_index(cells)
         cells = without_lowest_bit(cells)
-        fits = mask & FITS_MASK[grid[p, CAP]]
+        fits = values_that_fit(grid, p, mask)
         if fits == 0:
             continue
-        r0, r1, r2, r3 = lines_through(grid, p)
-        run_set = run_set_candidates(grid, p, r0, r1, r2, r3)
-        scoring = fits & (sum_candidates(r0, r1, r2, r3) | run_set)
+        r0, r1, r2, r3, run_set, scoring = scoring_setup(grid, p, fits)
         while scoring:
             v = lowest_bit_index(scoring)
             scoring = without_lowest_bit(scoring)
@@ -187,14 +182,14 @@ def rollout(grid, info, rng, epsilon, safe, max_placements):
     if epsilon >= EPSILON_SCALE and max_placements == 0:
         return random_playout(grid, info, rng)
     placements = 0
-    while info[OVER] == 0:
+    while not is_over(info):
         if max_placements > 0 and placements >= max_placements:
             break
         rng, p, v = policy_placement(grid, info, rng, epsilon, safe)
         if p < 0:
             pass_turn(info)
         else:
-            apply_action(grid, info, CELL_OF_PAD[p] * _MAX_VALUE + v - 1)
+            apply_action(grid, info, placement_action(p, v))
             placements += 1
     return rng, placements
 
@@ -217,36 +212,26 @@ _MAX_THREAT = (1 << 19) - 1
 
 
 # _ranking, _threat_after and _cell_best are kernels, not inlined helpers: inlined, the
-# whole chain (with `place`) was re-inlined into each caller and took about 7 minutes
-# to compile per kernel on a fresh machine; as calls they compile once in about 90 s
-# and run as fast (measured with a fresh NUMBA_CACHE_DIR). Callers pass np.bool_ flags,
-# not literals, since numba compiles a callee once per literal argument value.
+# whole chain (with `place`) would be compiled again into each caller, for no speed.
+# Callers pass np.bool_ flags, not literals, since numba compiles a callee once per
+# literal argument value.
 @kernel
 def _ranking(grid, info, scratch_grid, scratch_info, scratch, actions, keys, best_only):
     """Write the mover's legal placements (increasing ids) and their greedy keys;
     return how many (0 = pass). With `best_only`, only those scoring the most minutes."""
-    seat = info[CURRENT]
-    mask = info[HAND_MASK + seat]
+    seat = current_seat(info)
+    mask = hand_values(info, seat)
     best = -1
     if best_only:
         cells = open_cells(info)
         while cells:
             p = lowest_bit_index(cells)
             cells = without_lowest_bit(cells)
-            fits = mask & FITS_MASK[grid[p, CAP]]
-            if fits == 0:
-                continue
-            best = max(best, 0)
-            r0, r1, r2, r3 = lines_through(grid, p)
-            run_set = run_set_candidates(grid, p, r0, r1, r2, r3)
-            fits &= sum_candidates(r0, r1, r2, r3) | run_set
-            while fits:
-                v = lowest_bit_index(fits)
-                fits = without_lowest_bit(fits)
-                best = max(best, placement_points(grid, p, v, r0, r1, r2, r3, run_set))
+            if values_that_fit(grid, p, mask):
+                best = max(best, _cell_best(grid, p, mask))
     # values the others may hold: those the mover has not seen
     counts = scratch[96:107]
-    _unseen_counts(grid, info, seat, counts)
+    unseen_counts_into(grid, info, seat, counts)
     unseen = np.int64(0)
     for v in range(1, _MAX_VALUE + 1):
         if counts[v] > 0:
@@ -264,11 +249,10 @@ def _ranking(grid, info, scratch_grid, scratch_info, scratch, actions, keys, bes
     while cells:
         p = lowest_bit_index(cells)
         cells = without_lowest_bit(cells)
-        fits = mask & FITS_MASK[grid[p, CAP]]
+        fits = values_that_fit(grid, p, mask)
         if fits == 0:
             continue
-        r0, r1, r2, r3 = lines_through(grid, p)
-        run_set = run_set_candidates(grid, p, r0, r1, r2, r3)
+        r0, r1, r2, r3, run_set, _ = scoring_setup(grid, p, fits)  # every fitting value: keys rank them all
         while fits:
             v = lowest_bit_index(fits)
             fits = without_lowest_bit(fits)
@@ -276,9 +260,9 @@ def _ranking(grid, info, scratch_grid, scratch_info, scratch, actions, keys, bes
             if best_only and pts != best:
                 continue
             t = _threat_after(grid, info, p, v, threat, open_now, unseen, scratch_grid, scratch_info)
-            actions[n] = CELL_OF_PAD[p] * _MAX_VALUE + v - 1
+            actions[n] = placement_action(p, v)
             keys[n] = (pts * _KEY_POINTS + (_MAX_THREAT - min(t, _MAX_THREAT)) * 16
-                       + info[HAND + seat * 11 + v])
+                       + hand_count(info, seat, v))
             n += 1
     return n
 
@@ -334,15 +318,15 @@ def _threat_after(grid, info, p, v, threat, open_now, unseen, sg, si):
     """The most minutes an unseen value could score on an open cell after v goes on p.
     Only the cells just past the ends of the four lines through p change."""
     copy_state(grid, info, sg, si)
-    apply_action(sg, si, CELL_OF_PAD[p] * _MAX_VALUE + v - 1)
+    apply_action(sg, si, placement_action(p, v))
     touched = np.int64(1) << p
     best = 0
-    for step in (1, 8, 9, 7):
+    for step in AXIS_STEP:
         q = p - step
-        while sg[q, VAL] != 0:
+        while tile_value(sg, q) != 0:
             q -= step
         q2 = p + step
-        while sg[q2, VAL] != 0:
+        while tile_value(sg, q2) != 0:
             q2 += step
         touched |= np.int64(1) << q  # q >= 0: a walk up or left ends on a sink >= 0
         if q2 < 64:  # a walk down may end on a sink past bit 63
@@ -369,4 +353,4 @@ def policy_action(grid, info, rng, epsilon, safe):
     rng, p, v = policy_placement(grid, info, rng, epsilon, safe)
     if p < 0:
         return rng, _PASS
-    return rng, CELL_OF_PAD[p] * _MAX_VALUE + v - 1
+    return rng, placement_action(p, v)

@@ -54,15 +54,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from engine import rules
+from engine import access, rules
 from engine.determinize import deal_unseen, unseen_tiles
 from engine.kernels import (
-    FITS_MASK, apply_action, copy_state, count_placements, kernel, lowest_bit_index, open_cells,
+    apply_action, copy_state, count_placements, kernel, lowest_bit_index, open_cells,
     points_if_placed, rewards, rng_below, without_lowest_bit,
 )
-from engine.layout import (
-    CAP, CELL_OF_PAD, CURRENT, HAND_MASK, NUM_PLAYERS, OVER, SCORE, TEAM,
-)
+from engine.layout import CELL_OF_PAD
 
 from .policy_kernels import rollout, safe_values
 from .value_kernels import evaluate_position
@@ -119,7 +117,7 @@ def _init_node(nodes, values, n, action, parent, next_sibling):
         values[n, s] = 0.0
 
 
-# `_pick_untried` and `evaluate` run once per simulation: compiled kernels called from
+# `_pick_untried` and `simulation_rewards` run once per simulation: compiled kernels called from
 # `search`, not inlined into it (each inlined loop adds seconds to its compile time).
 @kernel
 def _pick_untried(grid, info, child_mask, num_legal, greedy, rng):
@@ -128,7 +126,7 @@ def _pick_untried(grid, info, child_mask, num_legal, greedy, rng):
     `policy_kernels.safe_values`; ties uniformly at random), else a uniformly random one."""
     if num_legal == 0:
         return rng, _PASS
-    hand = info[HAND_MASK + info[CURRENT]]
+    hand = access.hand_values(info, access.current_seat(info))
     best = -1
     best_a = -1
     ties = 0
@@ -136,7 +134,7 @@ def _pick_untried(grid, info, child_mask, num_legal, greedy, rng):
     while cells:
         p = lowest_bit_index(cells)
         cells = without_lowest_bit(cells)
-        fits = hand & FITS_MASK[grid[p, CAP]]
+        fits = access.values_that_fit(grid, p, hand)
         if fits == 0:
             continue
         base = CELL_OF_PAD[p] * _MAX_VALUE - 1
@@ -170,23 +168,24 @@ def _first_untried(order, length, child_mask):
 
 
 @kernel
-def evaluate(info, out, margin):
-    """Every seat's reward at the end of a simulation (see the module doc)."""
+def simulation_rewards(info, out, margin):
+    """Every seat's reward at the end of a simulation, ended or cut (see the module doc)."""
     rewards(info, out)
     if margin == 0.0:
         return
-    n = info[NUM_PLAYERS]
-    if info[TEAM] == 1:
-        lead = float((info[SCORE] + info[SCORE + 2]) - (info[SCORE + 1] + info[SCORE + 3]))
+    n = access.num_players(info)
+    if access.is_team(info):
+        lead = float((access.score(info, 0) + access.score(info, 2))
+                     - (access.score(info, 1) + access.score(info, 3)))
         bonus = margin * np.tanh(lead / MARGIN_SCALE)
         for s in range(4):
             out[s] += bonus if s % 2 == 0 else -bonus
         return
     total = 0
     for s in range(n):
-        total += info[SCORE + s]
+        total += access.score(info, s)
     for s in range(n):
-        lead = info[SCORE + s] - (total - info[SCORE + s]) / (n - 1)
+        lead = access.score(info, s) - (total - access.score(info, s)) / (n - 1)
         out[s] += margin * np.tanh(lead / MARGIN_SCALE)
 
 
@@ -204,7 +203,7 @@ def search(root_grid, root_info, observer, iterations, c, epsilon, safe, max_pla
     SCRATCH_LEN; reward: float64 (4,). value_net: a packed `agents.value_kernels` MLP that
     scores rollouts cut before the end (empty: score them as ended games), with its
     scratch value_features, value_hidden and value_best. Returns the advanced rng (uint64)."""
-    num_players = root_info[NUM_PLAYERS]
+    num_players = access.num_players(root_info)
     capacity = nodes.shape[0]
     child_mask = scratch[_CHILD_MASK:_CHILD_MASK + 8]
     tiles = scratch[_TILES:_TILES + rules.NUM_TILES]
@@ -218,11 +217,11 @@ def search(root_grid, root_info, observer, iterations, c, epsilon, safe, max_pla
         else:
             copy_state(root_grid, root_info, sim_grid, sim_info)
         node = ROOT
-        while sim_info[OVER] == 0:
+        while not access.is_over(sim_info):
             if node != ROOT and nodes[node, VISITS] < expand_after:
                 break  # a young leaf: simulate from it, grow its children later
-            seat = sim_info[CURRENT]
-            hand = sim_info[HAND_MASK + seat]
+            seat = access.current_seat(sim_info)
+            hand = access.hand_values(sim_info, seat)
             num_legal = count_placements(sim_info)
             for w in range(8):
                 child_mask[w] = 0
@@ -265,10 +264,10 @@ def search(root_grid, root_info, observer, iterations, c, epsilon, safe, max_pla
             apply_action(sim_grid, sim_info, nodes[best, ACTION])
             node = best
         rng, _ = rollout(sim_grid, sim_info, rng, epsilon, safe, max_placements)
-        if sim_info[OVER] == 0 and value_net.shape[0] > 0:
+        if not access.is_over(sim_info) and value_net.shape[0] > 0:
             evaluate_position(sim_grid, sim_info, value_net, value_features, value_hidden, value_best, reward)
         else:
-            evaluate(sim_info, reward, margin)
+            simulation_rewards(sim_info, reward, margin)
         while node != NO_NODE:
             nodes[node, VISITS] += 1
             for s in range(num_players):

@@ -4,7 +4,7 @@ ISMCTS cuts its rollouts after a few placements and scores the cut position as i
 game had ended there (who leads now, plus a margin term). `evaluate_position` replaces
 that guess with a value learned from finished games: every seat's expected final
 *search reward* (the docs/rules.md reward + ``margin * tanh(lead / 100)``, exactly what
-`agents.search_kernels.evaluate` gives an ended game), predicted from the features
+`agents.search_kernels.simulation_rewards` gives an ended game), predicted from the features
 below of the simulated world's full state. One evaluation costs well under a
 microsecond of features plus a tiny MLP, so the search keeps most of its simulation rate
 (a call of the torch policy network costs about a millisecond).
@@ -43,9 +43,9 @@ import numpy as np
 from numba import njit
 
 from engine import kernels, rules
-from engine.kernels import FITS_MASK, lowest_bit_index, open_cells, without_lowest_bit
-from engine.layout import (BAG_POS, CAP, CAP_COUNTS, CURRENT, HAND, HAND_MASK, HAND_SIZE, NUM_PLAYERS,
-                           OCCUPIED, SCORE, TEAM, TIMEOUT, TURN)
+from engine.access import (bag_left, current_seat, hand_count, hand_size, hand_values, is_team,
+                           num_players, occupied_cells, score, timeout_cells, turn, values_that_fit)
+from engine.kernels import lowest_bit_index, open_cells, open_cells_with_capacity, without_lowest_bit
 
 NUM_FEATURES = 72
 F_SCORE, F_HAND_SIZE, F_BEST, F_HAND = 0, 4, 8, 12
@@ -54,41 +54,38 @@ F_LEAD, F_BAG, F_TURN, F_CAPACITY, F_OPEN, F_TIMEOUTS, F_TILES, F_PLAYERS, F_TEA
 
 HEADER = 4  # a packed MLP: [inputs, hidden1, hidden2, outputs, W1, b1, W2, b2, W3, b3]
 _MAX_VALUE = rules.MAX_VALUE
-_NUM_TILES = rules.NUM_TILES
 
 
 @njit(inline="always", cache=True)
 def _best_points(grid, info, best):
     """best[seat] = the most minutes `seat` could score with one placement now."""
-    n = info[NUM_PLAYERS]
+    n = num_players(info)
     held = 0
     for s in range(n):
         best[s] = 0
-        held |= info[HAND_MASK + s]
+        held |= hand_values(info, s)
     cells = open_cells(info)
     while cells:
         p = lowest_bit_index(cells)
         cells = without_lowest_bit(cells)
-        fits = held & FITS_MASK[grid[p, CAP]]
+        fits = values_that_fit(grid, p, held)
         if fits == 0:
             continue
-        r0, r1, r2, r3 = kernels.lines_through(grid, p)
-        run_set = kernels.run_set_candidates(grid, p, r0, r1, r2, r3)
-        scoring = fits & (kernels.sum_candidates(r0, r1, r2, r3) | run_set)
+        r0, r1, r2, r3, run_set, scoring = kernels.scoring_setup(grid, p, fits)
         while scoring:
             v = lowest_bit_index(scoring)
             scoring = without_lowest_bit(scoring)
             points = kernels.placement_points(grid, p, v, r0, r1, r2, r3, run_set)
             for s in range(n):
-                if (info[HAND_MASK + s] >> v) & 1 and points > best[s]:
+                if (hand_values(info, s) >> v) & 1 and points > best[s]:
                     best[s] = points
 
 
 @njit(inline="always", cache=True)
 def _features(grid, info, best, out):
     """The mover's features (module table) into out, given `_best_points`."""
-    n = info[NUM_PLAYERS]
-    seat = info[CURRENT]
+    n = num_players(info)
+    seat = current_seat(info)
     for k in range(NUM_FEATURES):
         out[k] = 0.0
     total = 0
@@ -96,28 +93,26 @@ def _features(grid, info, best, out):
         s = seat + k
         if s >= n:
             s -= n
-        total += info[SCORE + s]
-        out[F_SCORE + k] = info[SCORE + s] / 100.0
-        out[F_HAND_SIZE + k] = info[HAND_SIZE + s] / 6.0
+        total += score(info, s)
+        out[F_SCORE + k] = score(info, s) / 100.0
+        out[F_HAND_SIZE + k] = hand_size(info, s) / 6.0
         out[F_BEST + k] = best[s] / 100.0
         for v in range(1, _MAX_VALUE + 1):
-            out[F_HAND + 10 * k + v - 1] = info[HAND + s * 11 + v] / 4.0
-    mine = info[SCORE + seat]
+            out[F_HAND + 10 * k + v - 1] = hand_count(info, s, v) / 4.0
+    mine = score(info, seat)
     out[F_LEAD] = (mine - (total - mine) / (n - 1)) / 100.0
-    out[F_BAG] = (_NUM_TILES - info[BAG_POS]) / 24.0
-    out[F_TURN] = info[TURN] / 50.0
-    counts = info[CAP_COUNTS]
+    out[F_BAG] = bag_left(info) / 24.0
+    out[F_TURN] = turn(info) / 50.0
     num_open = 0
     for c in range(1, _MAX_VALUE + 1):
-        k = counts & 63
-        counts >>= kernels.CAP_FIELD_BITS
+        k = open_cells_with_capacity(info, c)
         out[F_CAPACITY + c] = k / 10.0
         num_open += k
     out[F_OPEN] = num_open / 20.0
-    out[F_TIMEOUTS] = kernels.popcount64(info[TIMEOUT]) / 10.0
-    out[F_TILES] = kernels.popcount64(info[OCCUPIED]) / 49.0
+    out[F_TIMEOUTS] = kernels.popcount64(timeout_cells(info)) / 10.0
+    out[F_TILES] = kernels.popcount64(occupied_cells(info)) / 49.0
     out[F_PLAYERS + n - 2] = 1.0
-    out[F_TEAM] = info[TEAM]
+    out[F_TEAM] = 1.0 if is_team(info) else 0.0
 
 
 @kernels.kernel
@@ -187,12 +182,12 @@ def evaluate_position(grid, info, net, features, hidden, best, out):
     """Every seat's value (out[s], absolute seats) of the world (grid, info) by the packed
     MLP `net`, read from the mover's features. Scratch: features float64
     (NUM_FEATURES,), hidden float64 (3, width), best int64 (4,)."""
-    n = info[NUM_PLAYERS]
-    mover = info[CURRENT]
+    n = num_players(info)
+    mover = current_seat(info)
     _mover_features_into(grid, info, best, features)
     slot = hidden[2]
     _forward(net, features, hidden[0], hidden[1], slot)
-    if info[TEAM] == 1:  # slots 0 and 2 are the mover's team
+    if is_team(info):  # slots 0 and 2 are the mover's team
         lead = 0.5 * ((slot[0] + slot[2]) - (slot[1] + slot[3]))
         for k in range(4):
             s = (mover + k) % 4

@@ -172,7 +172,7 @@ class BatchState:
 
     @property
     def num_actions(self) -> int:
-        return rules.NUM_TEAM_ACTIONS if self.team else rules.NUM_ACTIONS
+        return rules.num_actions(self.team)
 
     def reset(self, seeds) -> None:
         """Deal game i afresh from seeds[i]: the deal of `random_deal(seeds[i])`. Any int
@@ -325,7 +325,7 @@ def _check_scalars(info, n: int, team: int) -> None:
     _expect(column(layout.BAG_POS), rules.NUM_TILES - rules.setup_bag_size(n), rules.NUM_TILES,
             "the bag position")
     _expect(column(layout.LAST_POINTS), 0, None, "the last action's minutes")
-    _expect(column(layout.LAST_ACTION), -1, (rules.NUM_TEAM_ACTIONS if team else rules.NUM_ACTIONS) - 1,
+    _expect(column(layout.LAST_ACTION), -1, rules.num_actions(team) - 1,
             "the last action")
     _expect(column(layout.SCORE, n), 0, None, "scores")
     _expect(column(layout.SHOWN, n), 0, rules.MAX_VALUE * team, "shown tiles")

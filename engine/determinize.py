@@ -46,7 +46,7 @@ import numpy as np
 from numba import njit
 
 from . import rules
-from .kernels import (_add_to_hand, can_place, copy_state, kernel, max_open_capacity, rng_below,
+from .kernels import (add_to_hand, can_place, copy_state, kernel, max_open_capacity, rng_below,
                       rng_next)
 from .layout import (BAG_POS, DEAL, HAND, HAND_MASK, HAND_SIZE, NUM_PLAYERS, OVER, PAD_OF_CELL,
                      PASS_CAP, PASS_HELD, SHOWN, TEAM, VAL)
@@ -63,8 +63,9 @@ BINOMIAL = np.array([[math.comb(n, k) for k in range(_NUM_TILES + 1)] for n in r
 
 
 @njit(inline="always", cache=True)
-def _unseen_counts(grid, info, seat, counts):
-    """counts[v] = how many tiles of value v the seat has not seen (v = 1..10)."""
+def unseen_counts_into(grid, info, seat, counts):
+    """counts[v] = how many tiles of value v the seat has not seen (v = 1..10); for
+    kernels (Python code calls `unseen_counts`). Reads only what the seat sees."""
     for v in range(1, 11):
         counts[v] = 4 - info[HAND + seat * 11 + v]
     counts[0] = 0
@@ -80,7 +81,7 @@ def _unseen_counts(grid, info, seat, counts):
 def unseen_tiles(grid, info, seat, counts, tiles):
     """Write the tiles `seat` has not seen into `tiles` (sorted); return how many.
     `counts` (length >= 11) is scratch. Reads only what the seat sees."""
-    _unseen_counts(grid, info, seat, counts)
+    unseen_counts_into(grid, info, seat, counts)
     n = 0
     for v in range(1, 11):
         for _ in range(counts[v]):
@@ -188,7 +189,7 @@ def _clear_other_hands(info, seat, out_info):
         out_info[HAND_MASK + other] = 0
         out_info[HAND_SIZE + other] = 0
         if other == partner and info[SHOWN + other] > 0:
-            _add_to_hand(out_info, other, info[SHOWN + other])
+            add_to_hand(out_info, other, info[SHOWN + other])
         else:
             out_info[SHOWN + other] = 0  # an opponent's shown tile is not ours to see
     return 0
@@ -266,7 +267,7 @@ def _pick(out_info, other, tiles, k, n, cap, above, count, rng):
                     t = tiles[i]
                     tiles[i] = tiles[k]
                     tiles[k] = t
-                    _add_to_hand(out_info, other, t)
+                    add_to_hand(out_info, other, t)
                     k += 1
                     available -= 1
                     break
@@ -294,7 +295,7 @@ def _deal_rest(info, seat, tiles, k, out_info):
         if other == seat:
             continue
         for _ in range(info[HAND_SIZE + other] - out_info[HAND_SIZE + other]):
-            _add_to_hand(out_info, other, tiles[k])
+            add_to_hand(out_info, other, tiles[k])
             k += 1
     bag_pos = info[BAG_POS]
     for i in range(bag_pos, _NUM_TILES):  # the bag, in a fresh random order
@@ -328,4 +329,4 @@ def unseen_counts(state, seat: int) -> np.ndarray:
 
 @kernel
 def _unseen_counts_py(grid, info, seat, counts):
-    _unseen_counts(grid, info, seat, counts)
+    unseen_counts_into(grid, info, seat, counts)

@@ -57,12 +57,11 @@ def breakdown_from_info(info: np.ndarray) -> tuple[Combination, ...]:
 class GameState:
     """A mutable game of 24/7. Build it with `new` or `from_deal`."""
 
-    __slots__ = ("_grid", "_info", "_breakdown")
+    __slots__ = ("_grid", "_info")
 
     def __init__(self, grid: np.ndarray, info: np.ndarray):
         self._grid = grid
         self._info = info
-        self._breakdown: tuple[Combination, ...] = ()
 
     # --- construction -----------------------------------------------------------------
     @classmethod
@@ -100,9 +99,7 @@ class GameState:
         return cls(grid, info)
 
     def clone(self) -> "GameState":
-        twin = GameState(self._grid.copy(), self._info.copy())
-        twin._breakdown = self._breakdown
-        return twin
+        return GameState(self._grid.copy(), self._info.copy())
 
     # --- moves ------------------------------------------------------------------------
     def legal_actions(self) -> list[int]:
@@ -135,15 +132,12 @@ class GameState:
         """Apply a legal action; return the minutes it scored. Raises ValueError (and
         changes nothing) if the action is not legal."""
         if not self.is_legal(action):
-            raise ValueError(self._illegal_message(action))
-        points = int(kernels.apply_action(self._grid, self._info, int(action)))
-        if action < rules.PASS_ACTION:
-            self._breakdown = breakdown_from_info(self._info)
-        else:
-            self._breakdown = ()
-        return points
+            raise ValueError(self.illegal_message(action))
+        return int(kernels.apply_action(self._grid, self._info, int(action)))
 
-    def _illegal_message(self, action) -> str:
+    def illegal_message(self, action) -> str:
+        """Why `action` (any object) is not legal here, with the legal actions: the text of
+        the ValueError `step` raises, for wrappers (the envs) that check legality their own way."""
         if self.is_over:
             return f"illegal action {action!r}: the game is over"
         legal = self.legal_actions() + self.show_actions()
@@ -253,7 +247,12 @@ class GameState:
 
     @property
     def last_breakdown(self) -> tuple[Combination, ...]:
-        return self._breakdown
+        """The scoring entries of the last action (empty after a pass, a show or none),
+        read from the state itself, so it holds however the state was stepped (this
+        object's `step`, an env's kernels, a batch)."""
+        if not 0 <= self._info[layout.LAST_ACTION] < rules.PASS_ACTION:
+            return ()
+        return breakdown_from_info(self._info)
 
     @property
     def last_action(self) -> int:

@@ -29,7 +29,7 @@ from pathlib import Path
 # Every module that compiles numba kernels with cache=True (tests/test_kernel_cache.py
 # checks that none is missing), relative to the directory holding the packages.
 KERNEL_FILES = (
-    "engine/kernels.py", "engine/batch.py", "engine/determinize.py",
+    "engine/kernels.py", "engine/access.py", "engine/batch.py", "engine/determinize.py",
     "env/observation.py", "env/step_kernels.py",
     "agents/policy_kernels.py", "agents/search_kernels.py", "agents/value_kernels.py",
     "agents/az_kernels.py", "agents/features.py",
@@ -39,7 +39,7 @@ PROJECT_PACKAGES = ("engine", "env", "agents", "training", "evaluation")
 STAMP_NAME = "kernel_sources.sha256"
 ROOT = Path(__file__).resolve().parents[1]
 
-# CPU time of a cold compile, measured with benchmarks/cold_start.py (2 cores, 2026-12-01).
+# Rough CPU time of a cold compile on a small machine (benchmarks/cold_start.py measures it).
 NOTICE = ("compiling numba kernels (first run only; cached for later runs): about 10 s for the "
           "engine, up to a minute or two when the envs, agents and training all start")
 

@@ -74,6 +74,7 @@ HAND_SIZE = 16  # + seat
 SHOWN = 20  # + seat: value shown to the partner, 0 = none
 HAND_MASK = 24  # + seat: bit v set while the seat holds a tile of value v
 HAND = 28  # + seat * 11 + v: count of value v in the seat's hand
+HAND_STRIDE = rules.MAX_VALUE + 1  # the 11 of HAND: counts of values 0..10 per seat (0 unused)
 CAP_COUNTS = HAND + 4 * 11  # open cells per capacity 1..10, packed 6 bits each (kernels.CAP_UNIT)
 DEAL = CAP_COUNTS + 1  # + i: the 40 tile values in draw order
 # Breakdown of the last placement: per axis 6 numbers, then the 24/7 pair count and

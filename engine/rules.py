@@ -60,6 +60,11 @@ def decode_action(action: int) -> tuple[int, int]:
     return action // MAX_VALUE, action % MAX_VALUE + 1
 
 
+def num_actions(team: bool) -> int:
+    """The size of the action space: placements and pass, plus the shows of the team variant."""
+    return NUM_TEAM_ACTIONS if team else NUM_ACTIONS
+
+
 def show_action(value: int) -> int:
     """The team-variant action showing a tile of `value` to the partner."""
     return SHOW_BASE + (value - 1)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import layout, rules
 from .determinize import SCRATCH_LEN, sample_world, unseen_counts
 from .game import GameState
 
@@ -39,6 +38,7 @@ class PlayerView:
     capacities = property(lambda self: self._state.capacities)
     last_action = property(lambda self: self._state.last_action)
     pass_facts = property(lambda self: self._state.pass_facts)
+    last_breakdown = property(lambda self: self._state.last_breakdown)
 
     @property
     def hand(self) -> np.ndarray:

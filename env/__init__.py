@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import os
 
 import engine  # noqa: F401  (sets the OpenMP wait policy before numba loads it)
 

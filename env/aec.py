@@ -58,8 +58,7 @@ from pettingzoo.utils import wrappers
 
 from engine import rules
 from engine.deal import random_deal
-from engine.game import GameState, breakdown_from_info
-from engine.layout import CURRENT, OVER
+from engine.game import GameState
 
 from . import observation as obs_mod
 from . import render as render_mod
@@ -164,7 +163,7 @@ class raw_env(AECEnv):
         self.num_players = int(num_players)
         self.team = bool(team)
         self.render_mode = render_mode
-        self.num_actions = rules.NUM_TEAM_ACTIONS if self.team else rules.NUM_ACTIONS
+        self.num_actions = rules.num_actions(self.team)
         self.possible_agents = [f"player_{i}" for i in range(self.num_players)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
         # Separate (but per-agent identical) space objects, each returned every call.
@@ -191,7 +190,7 @@ class raw_env(AECEnv):
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
-        seat = int(self._info[CURRENT])
+        seat = self.game.current_player
         obs = np.empty(obs_mod.OBS_SIZE, dtype=np.float32)
         mask = np.empty(self.num_actions, dtype=np.int8)
         obs_mod.encode_with_mask(self._grid, self._info, seat, obs, mask.view(np.bool_))
@@ -216,19 +215,18 @@ class raw_env(AECEnv):
             return
         action_id = as_action_id(action)
         if action_id is None or not 0 <= action_id < self.num_actions:
-            raise ValueError(self.game._illegal_message(action))
+            raise ValueError(self.game.illegal_message(action))
         obs = np.empty(obs_mod.OBS_SIZE, dtype=np.float32)
         mask = np.empty(self.num_actions, dtype=np.int8)
         points = step_and_observe(self._grid, self._info, action_id, obs, mask.view(np.bool_))
         if points < 0:
-            raise ValueError(self.game._illegal_message(action))
-        info = self._info
-        self._cache_seat = int(info[CURRENT])
+            raise ValueError(self.game.illegal_message(action))
+        self._cache_seat = self.game.current_player
         self._cache = {"observation": obs, "action_mask": mask}
         self._cumulative_rewards[agent] = 0.0
         step_info = {"points": int(points)}
         self.infos = {a: step_info for a in self.agents}
-        if info[OVER]:
+        if self.game.is_over:
             final = self.game.rewards()
             self.rewards = {a: float(final[i]) for i, a in enumerate(self.possible_agents)}
             self.terminations = dict.fromkeys(self.agents, True)
@@ -243,9 +241,7 @@ class raw_env(AECEnv):
     @property
     def last_breakdown(self):
         """The scoring breakdown of the last action (empty after a pass or a show)."""
-        if self.game is None or not 0 <= self.game.last_action < rules.PASS_ACTION:
-            return ()
-        return breakdown_from_info(self._info)
+        return () if self.game is None else self.game.last_breakdown
 
     def render(self):
         if self.render_mode is None:

@@ -54,7 +54,6 @@ from engine import rules
 from engine.deal import random_deal
 from engine.game import GameState
 from engine.kernels import apply_action, is_legal, legal_mask
-from engine.layout import CURRENT, OVER, SCORE
 from engine.validate import as_int
 from engine.view import PlayerView
 
@@ -86,7 +85,7 @@ class TwentyFourSevenEnv(gym.Env):
                              f"got {render_mode!r}")
         self.render_mode = render_mode
         self.opponents = self._opponent_table(opponents)
-        self.num_actions = rules.NUM_TEAM_ACTIONS if self.team else rules.NUM_ACTIONS
+        self.num_actions = rules.num_actions(self.team)
         self.observation_space = obs_mod.observation_space(self.num_actions)
         self.action_space = spaces.Discrete(self.num_actions)
         self.game: GameState | None = None
@@ -133,7 +132,7 @@ class TwentyFourSevenEnv(gym.Env):
                 opp.reset(s, self.num_players, self.team)
         self._points = 0
         self._play_opponents()
-        self._done = bool(self._info[OVER])
+        self._done = self.game.is_over
         obs = self._observe()
         info = self._make_info(obs["action_mask"])
         if self.render_mode == "human":
@@ -147,7 +146,7 @@ class TwentyFourSevenEnv(gym.Env):
         if (action_id is None or not 0 <= action_id < self.num_actions
                 or not is_legal(self._grid, self._info, action_id)):
             if self.illegal_action == "raise":
-                raise ValueError(self.game._illegal_message(action))
+                raise ValueError(self.game.illegal_message(action))
             self._done = True
             obs = self._observe()
             info = self._make_info(obs["action_mask"])
@@ -158,7 +157,7 @@ class TwentyFourSevenEnv(gym.Env):
         obs = self._observe()
         info = self._make_info(obs["action_mask"])
         reward = 0.0
-        if self._info[OVER]:
+        if self.game.is_over:
             self._done = True
             reward = float(self.game.rewards()[self.seat])
         if self.render_mode == "human":
@@ -171,14 +170,14 @@ class TwentyFourSevenEnv(gym.Env):
 
     def _play_opponents(self) -> None:
         """Let the other seats act until it is the learner's turn or the game is over."""
-        info = self._info
-        while not info[OVER] and info[CURRENT] != self.seat:
-            seat = int(info[CURRENT])
+        game = self.game
+        while not game.is_over and game.current_player != self.seat:
+            seat = game.current_player
             action = self._opponent_action(seat)
-            if not is_legal(self._grid, info, action):
+            if not is_legal(self._grid, self._info, action):
                 raise ValueError(f"opponent at seat {seat} ({self.opponents[seat]!r}) chose an "
-                                 + self.game._illegal_message(action))
-            apply_action(self._grid, info, action)
+                                 + game.illegal_message(action))
+            apply_action(self._grid, self._info, action)
 
     def _opponent_action(self, seat: int) -> int:
         opp = self.opponents[seat]
@@ -206,9 +205,8 @@ class TwentyFourSevenEnv(gym.Env):
         return {"observation": obs, "action_mask": mask}
 
     def _make_info(self, mask: np.ndarray) -> dict:
-        n = self.num_players
         return {"action_mask": mask, "seat": self.seat, "points": self._points,
-                "scores": self._info[SCORE:SCORE + n].copy()}
+                "scores": self.game.scores}
 
     def render(self):
         if self.render_mode is None:

@@ -61,10 +61,11 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit, prange
 
-from engine import kernels, layout, rules
-from engine.layout import (BAG_POS, CAP, CELL_OF_PAD, CURRENT, HAND, HAND_MASK, HAND_SIZE,
-                           LAST_ACTION, NUM_PLAYERS, OCCUPIED, OVER, PAD_OF_CELL, SCORE, SHOWN,
-                           SHOWN_THIS_TURN, TEAM, TIMEOUT, TURN, VAL)
+from engine import access, kernels, rules
+from engine.access import (bag_left, capacity, current_seat, hand_count, hand_size, hand_values,
+                           is_over, is_team, last_action, num_players, occupied_cells, score,
+                           shown_this_turn, shown_value, tile_value, timeout_cells, turn)
+from engine.layout import CELL_OF_PAD, PAD_OF_CELL
 
 # --- planes ----------------------------------------------------------------------------
 BOARD = rules.BOARD_SIZE
@@ -110,7 +111,6 @@ POINTS_SCALE = 100.0
 
 _V0 = PLANES_SIZE  # where the vector part starts
 _MAX_VALUE = rules.MAX_VALUE
-_NUM_TILES = rules.NUM_TILES
 _PASS = rules.PASS_ACTION
 _DOUBLE_TIME_CELLS = rules.DOUBLE_TIME_CELLS
 
@@ -148,49 +148,49 @@ def split(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 # --- the encoder kernel --------------------------------------------------------------------
 # Every env kernel calls the one compiled encoder, `_encode_and_mask`: inlined into each
-# of them, the encoder (with the scoring it inlines) cost seconds of compile time per
-# copy, and as a call it runs as fast (one call per observation).
+# of them, the encoder (with the scoring it inlines) would cost seconds of compile time
+# per copy, and as a call it runs as fast (one call per observation).
 @njit(inline="always", cache=True)
-def _encode(grid, info, seat, out):
-    """Write seat's observation of the game (grid, info) into out (float32, OBS_SIZE)."""
+def encode_into(grid, info, seat, out):
+    """Write seat's observation of the game (grid, info) into out (float32, OBS_SIZE).
+    For other kernels (the env's step, search leaves); Python code calls `encode`."""
     # no mask: out's bytes stand in for the int8 mask argument, which is not touched
     _encode_and_mask(grid, info, seat, out, out.view(np.int8), np.bool_(False))
 
 
 @njit(inline="always", cache=True)
-def _encode_mover(grid, info, out, mask):
+def encode_mover_into(grid, info, out, mask):
     """The mover's observation into out and its legal mask into mask (int8 0/1; all 0
-    once the game is over), in one walk over the open cells: the same values as `_encode`
+    once the game is over), in one walk over the open cells: the same values as `encode_into`
     followed by `engine.kernels.legal_mask`, which the envs would otherwise run apart.
     Callers holding a bool mask pass ``mask.view(np.int8)``: one compiled encoder."""
-    _encode_and_mask(grid, info, info[CURRENT], out, mask, np.bool_(True))
+    _encode_and_mask(grid, info, current_seat(info), out, mask, np.bool_(True))
 
 
 @kernels.kernel
 def _encode_and_mask(grid, info, seat, out, mask, with_mask):
-    """`_encode`, and when `with_mask` seat is the mover and its legal mask (int8) goes
+    """`encode_into`, and when `with_mask` seat is the mover and its legal mask (int8) goes
     into mask (else mask is not touched)."""
     for k in range(out.shape[0]):
         out[k] = 0.0
     if with_mask:
         mask[:] = 0
-    marking = with_mask and info[OVER] == 0  # a finished game has no legal action
+    marking = with_mask and not is_over(info)  # a finished game has no legal action
     any_placement = 0
     v0 = _V0
     # unseen starts as 4 minus my hand; board tiles and the partner's shown tile follow
-    hand = HAND + seat * 11
     for v in range(1, _MAX_VALUE + 1):
-        h = info[hand + v]
+        h = hand_count(info, seat, v)
         out[v0 + V_HAND + v - 1] = h / COUNT_SCALE
         out[v0 + V_UNSEEN + v - 1] = COUNT_SCALE - h
     # Bitboard walks (no per-cell branches): tiles, stones, open cells.
-    occupied = info[OCCUPIED]
-    timeout = info[TIMEOUT]
+    occupied = occupied_cells(info)
+    timeout = timeout_cells(info)
     bits = occupied
     while bits:
         p = kernels.lowest_bit_index(bits)
         bits = kernels.without_lowest_bit(bits)
-        v = grid[p, VAL]
+        v = tile_value(grid, p)
         out[(P_VALUE + v - 1) * CELLS + CELL_OF_PAD[p]] = 1.0
         out[v0 + V_UNSEEN + v - 1] -= 1.0
     bits = timeout
@@ -198,23 +198,20 @@ def _encode_and_mask(grid, info, seat, out, mask, with_mask):
         p = kernels.lowest_bit_index(bits)
         bits = kernels.without_lowest_bit(bits)
         out[P_TIMEOUT * CELLS + CELL_OF_PAD[p]] = 1.0
-    held = info[HAND_MASK + seat]
+    held = hand_values(info, seat)
     bits = kernels.open_cells(info)
     while bits:
         p = kernels.lowest_bit_index(bits)
         bits = kernels.without_lowest_bit(bits)
         c = CELL_OF_PAD[p]
         out[P_OPEN * CELLS + c] = 1.0
-        cap = grid[p, CAP]
-        out[P_CAPACITY * CELLS + c] = cap / 10.0
-        fits = held & kernels.FITS_MASK[cap]
+        out[P_CAPACITY * CELLS + c] = capacity(grid, p) / 10.0
+        fits = access.values_that_fit(grid, p, held)
         if marking:
             kernels.mark_placements(mask, c, fits)
             any_placement |= fits
         if fits:  # score only the values that can score; the rest stay 0
-            r0, r1, r2, r3 = kernels.lines_through(grid, p)
-            run_set = kernels.run_set_candidates(grid, p, r0, r1, r2, r3)
-            scoring = fits & (kernels.sum_candidates(r0, r1, r2, r3) | run_set)
+            r0, r1, r2, r3, run_set, scoring = kernels.scoring_setup(grid, p, fits)
             while scoring:
                 v = kernels.lowest_bit_index(scoring)
                 scoring = kernels.without_lowest_bit(scoring)
@@ -227,65 +224,65 @@ def _encode_and_mask(grid, info, seat, out, mask, with_mask):
         out[P_DOUBLE * CELLS + c] = 1.0
     if marking:
         kernels.mark_pass_and_shows(info, mask, any_placement != 0)
-    last = info[LAST_ACTION]
+    last = last_action(info)
     if last >= 0 and last < _PASS:
         out[P_LAST * CELLS + last // _MAX_VALUE] = 1.0
 
-    n = info[NUM_PLAYERS]
-    team = info[TEAM]
-    if team == 1:
-        partner_shown = info[SHOWN + (seat + 2) % 4]
+    n = num_players(info)
+    team = is_team(info)
+    if team:
+        partner_shown = shown_value(info, (seat + 2) % 4)
         if partner_shown > 0:
             out[v0 + V_PARTNER_SHOWN + partner_shown - 1] = 1.0
             out[v0 + V_UNSEEN + partner_shown - 1] -= 1.0
-        own_shown = info[SHOWN + seat]
+        own_shown = shown_value(info, seat)
         if own_shown > 0:
             out[v0 + V_OWN_SHOWN + own_shown - 1] = 1.0
     for v in range(_MAX_VALUE):
         u = out[v0 + V_UNSEEN + v]
         out[v0 + V_UNSEEN + v] = (u if u > 0.0 else 0.0) / COUNT_SCALE
-    mine = info[SCORE + seat]
+    mine = score(info, seat)
     for k in range(n):
         s = seat + k
         if s >= n:
             s -= n
-        out[v0 + V_SCORE + k] = info[SCORE + s] / SCORE_SCALE
-        out[v0 + V_HAND_SIZE + k] = info[HAND_SIZE + s] / HAND_SCALE
+        out[v0 + V_SCORE + k] = score(info, s) / SCORE_SCALE
+        out[v0 + V_HAND_SIZE + k] = hand_size(info, s) / HAND_SCALE
         if k > 0:
-            out[v0 + V_SCORE_DIFF + k - 1] = (info[SCORE + s] - mine) / SCORE_SCALE
-    out[v0 + V_BAG] = (_NUM_TILES - info[BAG_POS]) / BAG_SCALE
-    out[v0 + V_TURN] = info[TURN] / TURN_SCALE
-    over = info[OVER]
-    to_move = 1 if (info[CURRENT] == seat and over == 0) else 0
-    if to_move == 1 and team == 1:
-        out[v0 + V_SHOWN_THIS_TURN] = info[SHOWN_THIS_TURN]
+            out[v0 + V_SCORE_DIFF + k - 1] = (score(info, s) - mine) / SCORE_SCALE
+    out[v0 + V_BAG] = bag_left(info) / BAG_SCALE
+    out[v0 + V_TURN] = turn(info) / TURN_SCALE
+    over = is_over(info)
+    to_move = 1 if (current_seat(info) == seat and not over) else 0
+    if to_move == 1 and team:
+        out[v0 + V_SHOWN_THIS_TURN] = shown_this_turn(info)
     out[v0 + V_NUM_PLAYERS + n - 2] = 1.0
-    out[v0 + V_TEAM] = team
+    out[v0 + V_TEAM] = 1.0 if team else 0.0
     out[v0 + V_SEAT + seat] = 1.0
     out[v0 + V_TO_MOVE] = to_move
-    out[v0 + V_OVER] = over
+    out[v0 + V_OVER] = 1.0 if over else 0.0
 
 
 @kernels.kernel
 def encode_arrays(grid, info, seat, out):
     """Kernel: seat's observation of the game (grid, info) into out (float32, OBS_SIZE)."""
-    _encode(grid, info, seat, out)
+    encode_into(grid, info, seat, out)
 
 
 @kernels.kernel
 def encode_with_mask(grid, info, seat, out, mask):
     """Kernel: seat's observation into out and, if seat is to move, the legal mask (bool
     view, width 491 or 501) into mask; an all-False mask otherwise."""
-    if info[CURRENT] == seat:
-        _encode_mover(grid, info, out, mask.view(np.int8))
+    if current_seat(info) == seat:
+        encode_mover_into(grid, info, out, mask.view(np.int8))
     else:
-        _encode(grid, info, seat, out)
+        encode_into(grid, info, seat, out)
         mask[:] = False
 
 
 @kernels.kernel
 def _encode_game(grid, info, seats, out, i):
-    _encode(grid[i], info[i], seats[i], out[i])
+    encode_into(grid[i], info[i], seats[i], out[i])
 
 
 @njit(parallel=True, cache=True)
@@ -301,9 +298,9 @@ def encode(state, seat: int | None = None, out: np.ndarray | None = None) -> np.
     to move) as a float32 vector of OBS_SIZE values; see the module table."""
     grid, info = state.arrays
     if seat is None:
-        seat = int(info[layout.CURRENT])
-    if not 0 <= seat < int(info[layout.NUM_PLAYERS]):
-        raise ValueError(f"seat {seat} out of range for {int(info[layout.NUM_PLAYERS])} players")
+        seat = state.current_player
+    if not 0 <= seat < state.num_players:
+        raise ValueError(f"seat {seat} out of range for {state.num_players} players")
     if out is None:
         out = np.empty(OBS_SIZE, dtype=np.float32)
     encode_arrays(grid, info, int(seat), out)

@@ -35,7 +35,6 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from engine import rules
-from engine.game import breakdown_from_info
 
 # --- geometry and colours ------------------------------------------------------------------
 CELL = 56  # pixels per cell
@@ -116,17 +115,9 @@ def _public(state, viewer):
 
 
 def _last_breakdown(state) -> tuple:
-    """The last placement's scoring entries, decoded from the state's arrays: a GameState
-    stepped by an environment's kernels has them there, not in `last_breakdown`."""
-    last = int(state.last_action)
-    if not 0 <= last < rules.PASS_ACTION:
-        return ()
-    arrays = getattr(state, "arrays", None)
-    if arrays is None and hasattr(state, "public_arrays"):
-        arrays = state.public_arrays()
-    if arrays is None:
-        return tuple(getattr(state, "last_breakdown", ()) or ())
-    return breakdown_from_info(arrays[1])
+    """The last placement's scoring entries (`GameState`, `PlayerView` and `ReferenceGame`
+    all report them, however the game was stepped)."""
+    return tuple(getattr(state, "last_breakdown", ()) or ())
 
 
 def _normalize_marks(marks) -> list[tuple[int, int, str, str]]:

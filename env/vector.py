@@ -62,7 +62,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from engine import layout, rules, validate
+from engine import access, rules, validate
 from engine.batch import check_states
 from engine.game import GameState
 
@@ -102,14 +102,13 @@ class TwentyFourSevenVectorEnv(VectorEnv):
         self.team = bool(team)
         self.copy = validate.as_flag(copy, "copy")
         self.render_mode = render_mode
-        self.num_actions = rules.NUM_TEAM_ACTIONS if self.team else rules.NUM_ACTIONS
+        self.num_actions = rules.num_actions(self.team)
         self.single_observation_space = obs_mod.observation_space(self.num_actions)
         self.single_action_space = spaces.Discrete(self.num_actions)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         n = self.num_envs
-        self._grid = np.zeros((n, layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16)
-        self._info = np.zeros((n, layout.INFO_LEN), dtype=np.int64)
+        self._grid, self._info = access.new_arrays(n)
         self._rng = np.zeros(n, dtype=np.uint64)
         self._deals = np.zeros((n, rules.NUM_TILES), dtype=np.int64)
         self._bad = np.zeros(n, dtype=np.bool_)
@@ -224,7 +223,7 @@ class TwentyFourSevenVectorEnv(VectorEnv):
 
     def _illegal_message(self, acts: np.ndarray) -> str:
         bad = np.flatnonzero(self._bad)
-        details = "; ".join(f"game {i}: {self.game(i)._illegal_message(int(acts[i]))}" for i in bad[:5])
+        details = "; ".join(f"game {i}: {self.game(i).illegal_message(int(acts[i]))}" for i in bad[:5])
         more = f" (and {len(bad) - 5} more)" if len(bad) > 5 else ""
         return (f"illegal actions in games {bad[:20].tolist()}{' ...' if len(bad) > 20 else ''}"
                 f"; no game was changed. {details}{more}")
@@ -238,7 +237,14 @@ class TwentyFourSevenVectorEnv(VectorEnv):
 
     @property
     def current_player(self) -> np.ndarray:
-        return self._info[:, layout.CURRENT].copy()
+        return access.movers(self._info).copy()
+
+    @property
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """The live (grid, info) arrays of all games, stacked (see `engine.access`), for
+        batch kernels that read them (a greedy opponent's move); not copies, so do not
+        write to them."""
+        return self._grid, self._info
 
     def get_state(self) -> dict:
         """Everything needed to continue these games exactly (for training checkpoints)."""
@@ -270,8 +276,8 @@ class TwentyFourSevenVectorEnv(VectorEnv):
             check_states(grid, info, self.num_players, self.team)
         except ValueError as exc:
             raise ValueError(f"state['grid'], state['info']: {exc}") from None
-        if info[:, layout.OVER].any():  # the env deals a finished game afresh at once
-            raise ValueError(f"state['info']: games {np.flatnonzero(info[:, layout.OVER]).tolist()} are "
+        if access.games_over(info).any():  # the env deals a finished game afresh at once
+            raise ValueError(f"state['info']: games {np.flatnonzero(access.games_over(info)).tolist()} are "
                              f"over; a vector env never holds a finished game")
         bit_generator = _checked_bit_generator_state(self.np_random.bit_generator, state["np_random"])
         self._grid[:] = grid

@@ -6,7 +6,7 @@ import pytest
 
 from agents import make, registered
 from agents.play import play_game, replay
-from engine import GameState, layout, rules
+from engine import GameState, rules
 from engine.deal import random_deal
 from engine.determinize import SCRATCH_LEN, sample_world
 from engine.rules import PASS_ACTION, action_id, cell_of

@@ -13,7 +13,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from engine import GameState, layout, random_deal, rules
+from engine import GameState, random_deal, rules
 from engine.reference import ReferenceGame
 from engine.rules import AXES, AXIS_STEPS, DOUBLE_TIME_CELLS, PASS_ACTION, action_id, cell_of, show_action
 
@@ -26,15 +26,10 @@ def engine(request):
 
 
 def make(engine, board, hands, scores=None, **kw):
-    """A position on either engine; `scores` are written into the numba state directly
-    (its `from_position` starts at zero)."""
-    if engine is ReferenceGame:
-        return ReferenceGame.from_position(board, hands, scores=scores, **kw)
-    kw.setdefault("num_players", len(hands))
-    g = GameState.from_position(board, hands, **kw)
-    if scores is not None:
-        g.arrays[1][layout.SCORE:layout.SCORE + len(scores)] = scores
-    return g
+    """A position on either engine (`scores`: the minutes so far, default zeros)."""
+    if engine is GameState:
+        kw.setdefault("num_players", len(hands))
+    return engine.from_position(board, hands, scores=scores, **kw)
 
 
 def act(rc, value):
@@ -474,7 +469,7 @@ def test_random_game_invariants(num_players, team):
                 else int(legal[rng.integers(len(legal))])
             twin = g.clone()
             pts = g.step(a)
-            assert twin.scores.tolist() == scores.tolist() and twin.turn == g.turn - (a < 491)
+            assert twin.scores.tolist() == scores.tolist() and twin.turn == g.turn - (a < rules.SHOW_BASE)
             # scores
             assert pts >= 0 and pts == sum(c.minutes for c in g.last_breakdown)
             assert g.scores[mover] - scores[mover] == pts and (g.scores >= scores).all()
@@ -599,7 +594,7 @@ def test_illegal_actions_raise_and_change_nothing(team):
         PASS_ACTION,  # a placement exists
         show_action(2),  # non-team: no shows; team: already shown this turn
         show_action(5),  # not in hand
-        -1, 491 if not team else 501, 10**9, -(10**9),
+        -1, rules.num_actions(team), 10**9, -(10**9),
         3.0, "a", None, True, False, np.float64(2.0), [act((3, 5), 2)], np.bool_(True),
     ]
     for a in bad:

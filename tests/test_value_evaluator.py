@@ -11,9 +11,9 @@ import train
 from agents import value_kernels as vk
 from agents.nets import Evaluator, NetConfig, PolicyValueNet, load_net, read_checkpoint, save_checkpoint
 from agents.play import play_game
-from agents.search_kernels import MARGIN, evaluate as search_reward
+from agents.search_kernels import MARGIN, simulation_rewards
 from engine import GameState, random_deal, rules
-from engine.layout import CURRENT
+from engine.layout import CURRENT, SHOWN_THIS_TURN
 from engine.view import PlayerView
 
 MODES = [(2, False), (3, False), (4, False), (4, True)]
@@ -34,8 +34,8 @@ def _best_points_by_stepping(state, seat):
     """The most minutes `seat` could score with one placement, by trying each one."""
     grid, info = state.arrays
     as_mover = GameState(grid.copy(), info.copy())
-    as_mover.arrays[1][CURRENT] = seat
-    as_mover.arrays[1][9] = 0  # SHOWN_THIS_TURN: irrelevant to placements
+    as_mover.arrays[1][CURRENT] = seat  # no public setter: this test moves the turn on purpose
+    as_mover.arrays[1][SHOWN_THIS_TURN] = 0  # irrelevant to placements
     best = 0
     for action in as_mover.legal_actions():
         if action < 490:
@@ -164,7 +164,7 @@ def test_evaluator_targets_are_the_search_rewards_of_the_final_position():
         state.step(state.legal_actions()[0])
     final = state.arrays[1][None]
     expected = np.zeros(4)
-    search_reward(final[0], expected, MARGIN)
+    simulation_rewards(final[0], expected, MARGIN)
     targets = trainer._search_value_targets(final, np.zeros(3, dtype=np.int64), np.array([0, 1, 2]))
     for mover in range(3):
         assert np.allclose(targets[mover, :3], np.roll(expected[:3], -mover))

@@ -28,8 +28,8 @@ from agents import features, value_kernels
 from agents.alphazero import BatchedSearch
 from agents.neural import NetPolicy
 from agents.nets import PolicyValueNet
-from agents.search_kernels import MARGIN, evaluate as search_reward
-from engine import layout, rules
+from agents.search_kernels import MARGIN, simulation_rewards
+from engine import access, rules
 from engine.batch import batch_legal_mask, batch_reset, batch_step
 from env.observation import OBS_SIZE, encode_batch
 
@@ -42,7 +42,7 @@ class ReplayBuffer:
     Per position: the mover's observation, legal mask, policy target, value target
     (rotated, slot 0 = mover), exposure features (`agents.features`), and for the fast
     evaluator the mover's full-state features (`agents.value_kernels`) with every slot's
-    final search reward (`agents.search_kernels.evaluate` of the final position)."""
+    final search reward (`agents.search_kernels.simulation_rewards` of the final position)."""
 
     FIELDS = ("obs", "mask", "policy", "value", "exposure", "state_features", "search_value")
 
@@ -102,7 +102,7 @@ class AlphaZeroTrainer:
         self.device = device
         self.rng = np.random.default_rng(cfg.seed)
         torch.manual_seed(cfg.seed)
-        self.num_actions = rules.NUM_TEAM_ACTIONS if cfg.team else rules.NUM_ACTIONS
+        self.num_actions = rules.num_actions(cfg.team)
         cfg.net.num_actions = self.num_actions
         self.net = PolicyValueNet(cfg.net).to(device)
         # the fast evaluator learns on its own schedule (`fit_evaluator`), not in `train`
@@ -125,8 +125,7 @@ class AlphaZeroTrainer:
         """Play one batch of games; add their positions to the replay buffer."""
         b = self.ac.games_per_iteration
         n = self.cfg.num_players
-        grid = np.zeros((b, layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16)
-        info = np.zeros((b, layout.INFO_LEN), dtype=np.int64)
+        grid, info = access.new_arrays(b)
         batch_reset(grid, info, self.rng.integers(0, 2**62, size=b), n, int(self.cfg.team))
         search = BatchedSearch(self.policy(), b, self.ac.simulations, self.ac.c_puct)
         rng_state = self.rng.integers(0, 2**63, size=b).astype(np.uint64)
@@ -141,13 +140,13 @@ class AlphaZeroTrainer:
         self._played = True
         bar = tqdm(desc="first self-play batch", unit="move", disable=not first, leave=False)
         while True:
-            active = info[:, layout.OVER] == 0
+            active = ~access.games_over(info)
             if not active.any():
                 break
             bar.update(1)
             visits = search.run(grid, info, active, rng_state, self.rng,
                                 (self.ac.dirichlet_alpha, self.ac.dirichlet_fraction))
-            movers = info[:, layout.CURRENT].copy()
+            movers = access.movers(info).copy()
             encode_batch(grid, info, movers, obs)
             batch_legal_mask(grid, info, masks)
             exposure = features.exposure(grid, info, np.flatnonzero(active))
@@ -170,7 +169,7 @@ class AlphaZeroTrainer:
         self._add_examples(examples, grid, info)
         self.games += b
         self.positions += len(examples)
-        scores = info[:, layout.SCORE:layout.SCORE + self.cfg.num_players]
+        scores = access.scores_of(info, self.cfg.num_players)
         return {"selfplay_positions": len(examples), "selfplay_mean_minutes": float(scores.mean())}
 
     def _add_examples(self, examples: list, grid: np.ndarray, info: np.ndarray) -> None:
@@ -192,7 +191,7 @@ class AlphaZeroTrainer:
         rewards = np.zeros((len(final_info), 4))
         for g in range(len(final_info)):
             rewards_kernel(final_info[g], rewards[g])
-        scores = final_info[:, layout.SCORE:layout.SCORE + n].astype(np.float64)
+        scores = access.scores_of(final_info, n).astype(np.float64)
         margins = np.zeros((len(final_info), 4))
         margins[:, :n] = np.tanh((scores - scores.mean(axis=1, keepdims=True)) / 100.0)
         w = self.ac.margin_weight
@@ -200,11 +199,11 @@ class AlphaZeroTrainer:
 
     def _search_value_targets(self, final_info: np.ndarray, game: np.ndarray, mover: np.ndarray) -> np.ndarray:
         """The fast evaluator's targets: every seat's search reward of the final position
-        (`agents.search_kernels.evaluate` with ISMCTS's default margin), rotated so slot 0
+        (`agents.search_kernels.simulation_rewards` with ISMCTS's default margin), rotated so slot 0
         is the mover."""
         finals = np.zeros((len(final_info), 4))
         for g in range(len(final_info)):
-            search_reward(final_info[g], finals[g], MARGIN)
+            simulation_rewards(final_info[g], finals[g], MARGIN)
         return self._rotated_to_movers(finals, game, mover)
 
     def _rotated_to_movers(self, per_seat: np.ndarray, game: np.ndarray, mover: np.ndarray) -> np.ndarray:
@@ -318,8 +317,7 @@ class AlphaZeroTrainer:
         from .opponents import batch_greedy_actions
 
         n = self.cfg.num_players
-        grid = np.zeros((games, layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16)
-        info = np.zeros((games, layout.INFO_LEN), dtype=np.int64)
+        grid, info = access.new_arrays(games)
         batch_reset(grid, info, self.rng.integers(0, 2**62, size=games), n, int(self.cfg.team))
         obs = np.zeros((games, OBS_SIZE), dtype=np.float32)
         masks = np.zeros((games, self.num_actions), dtype=np.bool_)
@@ -327,9 +325,9 @@ class AlphaZeroTrainer:
         actions = np.zeros(games, dtype=np.int64)
         points = np.zeros(games, dtype=np.int64)
         examples = []
-        while (info[:, layout.OVER] == 0).any():
-            active = info[:, layout.OVER] == 0
-            movers = info[:, layout.CURRENT].copy()
+        while not access.games_over(info).all():
+            active = ~access.games_over(info)
+            movers = access.movers(info).copy()
             encode_batch(grid, info, movers, obs)
             batch_legal_mask(grid, info, masks)
             batch_greedy_actions(grid, info, active, actions)

@@ -64,7 +64,7 @@ class AlphaZeroConfig:
     pretrain_workers: int = 0  # processes playing the teacher's games (0 = one per CPU core)
     # search teachers: policy target = visits ** power, normalised. The visit counts of a
     # progressively widened search spread over the moves expanded first; power > 1
-    # sharpens them toward the moves the search prefers (3 beat 1 against greedy here)
+    # sharpens them toward the moves the search prefers
     pretrain_target_power: float = 1.0
     # the fast evaluator (net.evaluator_hidden > 0; ignored without one): Adam steps on
     # the replay buffer after the warm start's fitting, and after every iteration

@@ -21,6 +21,7 @@ from tqdm import tqdm
 
 from agents.neural import NetPolicy
 from agents.nets import PolicyValueNet
+from engine import rules
 from env.vector import TwentyFourSevenVectorEnv
 
 from .config import TrainConfig
@@ -65,7 +66,7 @@ class PPOTrainer:
         self.device = device
         self.rng = np.random.default_rng(cfg.seed)
         torch.manual_seed(cfg.seed)
-        num_actions = 501 if cfg.team else 491
+        num_actions = rules.num_actions(cfg.team)
         cfg.net.num_actions = num_actions
         self.net = PolicyValueNet(cfg.net).to(device)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=self.pc.learning_rate, eps=1e-5)
@@ -117,7 +118,7 @@ class PPOTrainer:
             which = np.zeros(len(actions), dtype=np.bool_)
             which[greedy] = True
             out = np.zeros(len(actions), dtype=np.int64)
-            batch_greedy_actions(self.envs._grid, self.envs._info, which, out)
+            batch_greedy_actions(*self.envs.arrays, which, out)
             actions[greedy] = out[greedy]
         past = rows[kinds == KINDS.index("past")]
         for index in np.unique(self.past_index[past]):
