@@ -99,6 +99,8 @@ BUILTIN_MODULES = {
     "cheating_mcts": "agents.search",
     "checkpoint": "agents.neural",
     "alphazero": "agents.alphazero",
+    "openspiel-ismcts": "agents.openspiel_bots",
+    "openspiel-mcts": "agents.openspiel_bots",
 }
 
 
