@@ -51,6 +51,7 @@ import pyspiel
 
 from engine import layout, rules
 from engine.game import GameState
+from engine.kernels import apply_action
 from engine.view import PlayerView
 
 from . import observation as obs_mod
@@ -127,6 +128,7 @@ class TwentyFourSevenState(pyspiel.State):
         super().__init__(game)
         self._num_seats = game.num_seats
         self._team = game.team
+        self._num_actions = rules.NUM_TEAM_ACTIONS if game.team else rules.NUM_ACTIONS
         self._deal: list[int] = []  # setup tiles in deal order, until the GameState exists
         self._pool = [rules.COPIES_PER_VALUE] * NUM_VALUES  # copies of each value not dealt yet
         self._game: GameState | None = None
@@ -134,6 +136,7 @@ class TwentyFourSevenState(pyspiel.State):
         self._events: list[tuple[str, int, int]] = []
         self._shown: list[tuple[int, ...]] = []
         self._root: GameState | None = None  # the position a `state_at` state starts from
+        self._root_text: dict[int, str] = {}  # each seat's view of _root (it never changes)
 
     # --- who moves -----------------------------------------------------------------------
     def current_player(self):
@@ -152,7 +155,7 @@ class TwentyFourSevenState(pyspiel.State):
         return [float(r) for r in self._game.rewards()]
 
     def _legal_actions(self, player):
-        mask = self._game.legal_action_mask()[:self.get_game().num_distinct_actions()]
+        mask = self._game.legal_action_mask()[:self._num_actions]
         return np.flatnonzero(mask).tolist()
 
     def chance_outcomes(self):
@@ -175,7 +178,7 @@ class TwentyFourSevenState(pyspiel.State):
             self._pending = action
             self._shown.append(self._shown_now())
         else:
-            game.step(action)
+            _apply(game, action)
             self._shown.append(self._shown_now())
 
     def _apply_chance(self, outcome: int):
@@ -194,7 +197,7 @@ class TwentyFourSevenState(pyspiel.State):
         game, placement, seat = self._game, self._pending, self._game.current_player
         _draw_next(game, value)
         self._pending = -1
-        game.step(placement)
+        _apply(game, placement)
         self._events.append(("draw", seat, value))
         self._shown.append(self._shown_now())
 
@@ -275,6 +278,13 @@ def state_at(game: TwentyFourSevenGame, position: GameState) -> TwentyFourSevenS
     counts = np.bincount(position.bag, minlength=NUM_VALUES + 1)[1:]
     state._pool = [int(c) for c in counts]
     return state
+
+
+def _apply(game: GameState, action: int) -> None:
+    """Apply a legal action through the engine's kernel: `GameState.step` would also
+    decode the score breakdown, which nothing here reads and search pays for."""
+    grid, info = game.arrays
+    apply_action(grid, info, action)
 
 
 def _draw_next(game: GameState, value: int) -> None:
@@ -417,7 +427,9 @@ def information_state_text(state: TwentyFourSevenState, player: int) -> str:
     partner = _partner_or_none(player, state._team)
     parts = [f"p{player}"]
     if state._root is not None:
-        parts.append(f"from[{_position_text(state._root, player)}]")
+        if player not in state._root_text:
+            state._root_text[player] = f"from[{_position_text(state._root, player)}]"
+        parts.append(state._root_text[player])
     for event, shown in zip(state._events, state._shown):
         parts.append(_event_text(event, player, state._team))
         if partner >= 0 and shown:
