@@ -42,8 +42,8 @@ illegal_action="penalty", render_mode=None, reward="result")``.
   pays the change of the *minute lead* ``lead = (mine - mean(theirs)) / 100``, where
   ``mine`` is the learner's minutes (team variant: its team's minutes) and ``theirs`` the
   minutes of every opposing seat (team variant: the opposing team's minutes). The change
-  is measured from the learner's previous observation, so it includes what the
-  opponents scored in between. The last step adds the final reward, so an episode pays
+  is measured from the learner's previous step (the first step: from the start of the
+  game), so it includes what the opponents scored in between. The last step adds the final reward, so an episode pays
   ``lead at the end + final reward`` in all; the illegal-action penalty stays -1.
   The final result still decides who won: a player ranking by minutes maximises both.
 
@@ -159,7 +159,7 @@ class TwentyFourSevenEnv(gym.Env):
         self._points = 0
         self._play_opponents()
         self._done = bool(self._info[OVER])
-        self._lead = self._minute_lead()
+        self._lead = 0.0  # the first step pays the lead from the start of the game
         obs = self._observe()
         info = self._make_info(obs["action_mask"])
         if self.render_mode == "human":

@@ -28,7 +28,7 @@ def lead(env: TwentyFourSevenEnv) -> float:
 def run_episode(env, seed, rng):
     """Play masked random actions; return (rewards, leads after each step, final reward)."""
     obs, info = env.reset(seed=seed)
-    rewards, leads, done = [], [lead(env)], False
+    rewards, leads, done = [], [0.0], False  # the lead is counted from the game's start
     while not done:
         mask = env.action_masks()
         assert mask.dtype == np.bool_ and np.array_equal(mask, obs["action_mask"].astype(bool))
