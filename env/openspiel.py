@@ -21,8 +21,9 @@ strings                ``information_state_string(p)`` (perfect recall: the publ
                        moves, p's own tiles and draws, the tiles p's partner showed
                        it), ``observation_string(p)`` (the position as p sees it now)
 tensors                ``observation_tensor(p)``: `env.observation.encode` (1338
-                       floats; zeros before the deal is complete). No information
-                       state tensor.
+                       floats; zeros before the deal is complete; at a draw's
+                       chance node, the position before the pending placement). No
+                       information state tensor.
 =====================  =========================================================
 
 Order of chance nodes: the start tile (public), the 3 removed tiles (seen by nobody),
