@@ -34,8 +34,25 @@ def train(steps: int, reward: str, seed: int):
 
     env = TwentyFourSevenEnv(reward=reward, seat="random")
     model = MaskablePPO("MultiInputPolicy", env, seed=seed, verbose=0)
-    model.learn(total_timesteps=steps)
+    model.learn(total_timesteps=steps, callback=progress_printer())
     return model
+
+
+def progress_printer(every: int = 20_000):
+    """A callback printing the steps done and the seconds so far (flushed), every `every` steps."""
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class Progress(BaseCallback):
+        def _on_training_start(self) -> None:
+            self.start, self.next = time.perf_counter(), every
+
+        def _on_step(self) -> bool:
+            if self.num_timesteps >= self.next:
+                print(f"  {self.num_timesteps} steps, {time.perf_counter() - self.start:.0f} s", flush=True)
+                self.next += every
+            return True
+
+    return Progress()
 
 
 def score_vs_random(model, games: int, seed: int) -> tuple[float, int, int, int]:

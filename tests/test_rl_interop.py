@@ -82,14 +82,20 @@ def test_maskable_ppo_learns_on_the_env_unaided():
     mask comes from action_masks() with no wrapper and every action it takes is legal
     (the env raises on an illegal one)."""
     pytest.importorskip("sb3_contrib")
+    import torch
     from sb3_contrib import MaskablePPO
 
-    env = TwentyFourSevenEnv(reward="points", illegal_action="raise", seat="random")
-    model = MaskablePPO("MultiInputPolicy", env, n_steps=128, batch_size=64, n_epochs=1, seed=0)
-    model.learn(total_timesteps=256)
-    obs, _ = env.reset(seed=5)
-    done = False
-    while not done:
-        action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
-        obs, _, done, _, _ = env.step(int(action))
-    assert env.game.is_over
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # two OpenMP threads spin against each other on 2 shared cores
+    try:
+        env = TwentyFourSevenEnv(reward="points", illegal_action="raise", seat="random")
+        model = MaskablePPO("MultiInputPolicy", env, n_steps=128, batch_size=64, n_epochs=1, seed=0)
+        model.learn(total_timesteps=256)
+        obs, _ = env.reset(seed=5)
+        done = False
+        while not done:
+            action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
+            obs, _, done, _, _ = env.step(int(action))
+        assert env.game.is_over
+    finally:
+        torch.set_num_threads(threads)
