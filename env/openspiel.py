@@ -338,7 +338,7 @@ def _sample_history(state: TwentyFourSevenState, player: int, rng: np.random.Gen
     """The action sequence of `state` with every tile `player` has not seen redrawn."""
     events = state._events
     if state._game is None:
-        return _resample_setup(events, player, rng)
+        return _resample_setup(state, player, rng)
     world = PlayerView(state._game, player).sample_world(rng)
     hands = {s: _tile_list(world.hands[s]) for s in range(state._num_seats) if s != player}
     out = [_event_action(e) for e in events]
@@ -363,12 +363,14 @@ def _sample_history(state: TwentyFourSevenState, player: int, rng: np.random.Gen
     return out
 
 
-def _resample_setup(events, player: int, rng: np.random.Generator) -> list[int]:
-    """During the deal: the tiles dealt face down to others are any of the unseen ones."""
+def _resample_setup(state: TwentyFourSevenState, player: int, rng: np.random.Generator) -> list[int]:
+    """During the deal: the tiles dealt face down so far are drawn afresh from every tile
+    `player` has not seen (those and the tiles not dealt yet)."""
+    events = state._events
     out = [_event_action(e) for e in events]
     hidden = [i for i, (_, owner, _) in enumerate(events) if owner not in (-1, player)]
-    values = [out[i] for i in hidden]
-    for i, v in zip(hidden, rng.permutation(values)):
+    unseen = [out[i] for i in hidden] + [v for v in range(NUM_VALUES) for _ in range(state._pool[v])]
+    for i, v in zip(hidden, rng.permutation(unseen)):
         out[i] = int(v)
     return out
 

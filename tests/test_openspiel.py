@@ -216,8 +216,13 @@ def test_resampling_during_the_deal_and_bad_player():
     state = load({"players": 3}).new_initial_state()
     for v in [3, 1, 2, 3, 4, 5, 6, 7, 8]:
         state.apply_action(v)
-    world = state.resample_from_infostate(1, SAMPLER)
-    assert world.information_state_string(1) == state.information_state_string(1)
+    hidden = sorted(v for kind, owner, v in state._events if owner not in (-1, 1))
+    redealt = []
+    for _ in range(10):
+        world = state.resample_from_infostate(1, SAMPLER)
+        assert world.information_state_string(1) == state.information_state_string(1)
+        redealt.append(sorted(v for kind, owner, v in world._events if owner not in (-1, 1)))
+    assert any(r != hidden for r in redealt)  # drawn from every unseen tile, not permuted
     with pytest.raises(ValueError, match="player"):
         state.resample_from_infostate(3, SAMPLER)
 
