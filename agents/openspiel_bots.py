@@ -8,6 +8,10 @@
   It searches the true state (every hand, the bag's contents; not the bag's order, whose
   draws stay chance nodes), so it is a cheating baseline (``cheating = True``).
 
+OpenSpiel's python search runs a few dozen simulations a second on this game (its random
+rollouts apply one python move at a time): in evaluate.py give simulation budgets above
+~1,000 a larger ``--move-time-limit`` than the default 60 s.
+
 Each move starts an OpenSpiel state at the position the agent sees (`env.openspiel.state_at`):
 the ISMCTS agent starts from a world drawn by `PlayerView.sample_world` and keys its
 root by what the seat sees, so it knows exactly what our agents know. Needs the
