@@ -101,7 +101,6 @@ def test_play_matches_the_engine(params):
 def two_deals_differing_for_seat_1():
     """Two deals alike for seat 0 (start tile, its hand, the bag) whose removed tiles and
     seat 1 hand differ."""
-    deal = random_deal(11)
     for seed in range(12, 200):
         deal = random_deal(seed)
         removed, hand1 = deal[1:4], deal[10:16]
