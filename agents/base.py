@@ -101,6 +101,8 @@ BUILTIN_MODULES = {
     "alphazero": "agents.alphazero",
     "selfplay": "agents.selfplay",
     "selfplay-policy": "agents.selfplay",
+    "openspiel-ismcts": "agents.openspiel_bots",
+    "openspiel-mcts": "agents.openspiel_bots",
 }
 
 

@@ -9,7 +9,9 @@ env `env.vector.TwentyFourSevenVectorEnv` (a different contract: every seat's tu
 observation space      ``Dict(observation=Box(1338,) float32, action_mask=Box(A,) int8)``
                        (`env.observation`; from the learner's seat)
 action space           Discrete(491), team variant Discrete(501) (`engine.rules`)
-reward                 the learner's final reward (docs/rules.md) on the last step, else 0
+reward                 ``reward="result"`` (default): the learner's final reward
+                       (docs/rules.md) on the last step, else 0; ``reward="points"``:
+                       dense, see below
 termination            the game is over (or an illegal action, see below)
 truncation             never
 info                   ``action_mask`` (same as in the observation), ``seat`` (the
@@ -19,7 +21,7 @@ info                   ``action_mask`` (same as in the observation), ``seat`` (t
 =====================  ==========================================================
 
 Constructor: ``TwentyFourSevenEnv(num_players=2, team=False, seat=0, opponents=None,
-illegal_action="penalty", render_mode=None)``.
+illegal_action="penalty", render_mode=None, reward="result")``.
 
 * ``seat``: the learner's seat, or ``"random"`` for a uniformly random seat each episode
   (drawn from the env's ``np_random``).
@@ -35,13 +37,27 @@ illegal_action="penalty", render_mode=None)``.
   illegal or out-of-range action, like PettingZoo's TerminateIllegalWrapper and pgx (what
   ``check_env``'s unmasked random actions need); ``"raise"`` raises ``ValueError`` naming
   the action and the legal choices, and changes nothing.
+* ``reward``: ``"result"`` (default) pays only the final reward. ``"points"`` adds a dense
+  signal for libraries that learn poorly from one +-1 at the end of a long game: each step
+  pays the change of the *minute lead* ``lead = (mine - mean(theirs)) / 100``, where
+  ``mine`` is the learner's minutes (team variant: its team's minutes) and ``theirs`` the
+  minutes of every opposing seat (team variant: the opposing team's minutes). The change
+  is measured from the learner's previous step (the first step: from the start of the
+  game), so it includes what the opponents scored in between. The last step adds the final reward, so an episode pays
+  ``lead at the end + final reward`` in all; the illegal-action penalty stays -1.
+  The final result still decides who won: a player ranking by minutes maximises both.
+
+Action masking: ``action_masks()`` returns the learner's legal actions as a bool array
+(sb3-contrib's ``MaskablePPO`` convention); it is the ``action_mask`` of the last
+observation.
 
 Reset: ``reset(seed=s)`` seeds ``np_random``, which draws the deal seed, the random seat
 and the random opponents' moves; ``options={"deal": [40 values]}`` plays an explicit
 deal. The learner's first observation comes after the seats before it have played.
 
 Version history:
-* v0: first release.
+* v0: first release; ``reward="points"`` and ``action_masks()`` added later (the
+  default behaviour is unchanged).
 """
 
 from __future__ import annotations
@@ -61,6 +77,9 @@ from . import observation as obs_mod
 from . import render as render_mod
 from .aec import as_action_id, checked_deal_option
 
+REWARD_MODES = ("result", "points")
+POINTS_SCALE = 100.0  # minutes per unit of dense reward (reward="points")
+
 
 class TwentyFourSevenEnv(gym.Env):
     """One learning seat of 24/7 against built-in opponents (see the module docstring)."""
@@ -68,7 +87,8 @@ class TwentyFourSevenEnv(gym.Env):
     metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 2}
 
     def __init__(self, num_players: int = 2, team: bool = False, seat: int | str = 0,
-                 opponents=None, illegal_action: str = "penalty", render_mode: str | None = None):
+                 opponents=None, illegal_action: str = "penalty", render_mode: str | None = None,
+                 reward: str = "result"):
         rules.check_game_options(num_players, team)
         self.num_players = int(num_players)
         self.team = bool(team)
@@ -80,6 +100,9 @@ class TwentyFourSevenEnv(gym.Env):
         if illegal_action not in ("penalty", "raise"):
             raise ValueError(f"illegal_action must be 'penalty' or 'raise', got {illegal_action!r}")
         self.illegal_action = illegal_action
+        if not (isinstance(reward, str) and reward in REWARD_MODES):
+            raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
+        self.reward_mode = reward
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, "
                              f"got {render_mode!r}")
@@ -91,6 +114,8 @@ class TwentyFourSevenEnv(gym.Env):
         self.game: GameState | None = None
         self.seat = 0 if random_seat else int(seat)
         self._mask_buf = np.zeros(self.num_actions, dtype=np.bool_)
+        self._last_mask = np.zeros(self.num_actions, dtype=np.int8)
+        self._lead = 0.0
         self._done = True
 
     def _opponent_table(self, opponents) -> list:
@@ -133,6 +158,7 @@ class TwentyFourSevenEnv(gym.Env):
         self._points = 0
         self._play_opponents()
         self._done = self.game.is_over
+        self._lead = 0.0  # the first step pays the lead from the start of the game
         obs = self._observe()
         info = self._make_info(obs["action_mask"])
         if self.render_mode == "human":
@@ -157,14 +183,33 @@ class TwentyFourSevenEnv(gym.Env):
         obs = self._observe()
         info = self._make_info(obs["action_mask"])
         reward = 0.0
+        if self.reward_mode == "points":
+            lead = self._minute_lead()
+            reward, self._lead = lead - self._lead, lead
         if self.game.is_over:
             self._done = True
-            reward = float(self.game.rewards()[self.seat])
+            reward += float(self.game.rewards()[self.seat])
         if self.render_mode == "human":
             self.render()
         return obs, reward, bool(self._done), False, info
 
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions now, as bools (sb3-contrib's MaskablePPO reads this)."""
+        return self._last_mask.astype(np.bool_)
+
     # --- helpers ---------------------------------------------------------------------------
+    def _minute_lead(self) -> float:
+        """(learner's side minutes - mean opposing side minutes) / 100, for reward="points"."""
+        scores = self.game.scores
+        if self.team:
+            sides = [float(sum(scores[s] for s in team)) for team in rules.TEAMS]
+            mine = next(i for i, team in enumerate(rules.TEAMS) if self.seat in team)
+        else:
+            sides = [float(x) for x in scores]
+            mine = self.seat
+        theirs = [x for i, x in enumerate(sides) if i != mine]
+        return (sides[mine] - sum(theirs) / len(theirs)) / POINTS_SCALE
+
     def _draw_seed(self) -> int:
         return int(self.np_random.integers(0, 2**63 - 1))
 
@@ -202,6 +247,7 @@ class TwentyFourSevenEnv(gym.Env):
         obs = np.empty(obs_mod.OBS_SIZE, dtype=np.float32)
         mask = np.zeros(self.num_actions, dtype=np.int8)
         obs_mod.encode_with_mask(self._grid, self._info, self.seat, obs, mask.view(np.bool_))
+        self._last_mask = mask
         return {"observation": obs, "action_mask": mask}
 
     def _make_info(self, mask: np.ndarray) -> dict:

@@ -1,0 +1,101 @@
+"""Mainstream RL libraries on our envs: the Gymnasium env's ``action_masks()`` and its
+dense ``reward="points"`` mode, and sb3-contrib's MaskablePPO training on it unaided."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine import rules
+from env.gym_env import POINTS_SCALE, TwentyFourSevenEnv
+
+CONFIGS = [dict(num_players=2), dict(num_players=3, seat=1), dict(num_players=4, team=True, seat=3)]
+IDS = ["2p", "3p", "team"]
+
+
+def lead(env: TwentyFourSevenEnv) -> float:
+    """The learner's minute lead, computed here from the scores (the documented formula)."""
+    scores = env.game.scores
+    if env.team:
+        sides = [sum(scores[s] for s in team) for team in rules.TEAMS]
+        mine = 0 if env.seat in rules.TEAMS[0] else 1
+    else:
+        sides, mine = list(scores), env.seat
+    theirs = [x for i, x in enumerate(sides) if i != mine]
+    return (sides[mine] - np.mean(theirs)) / POINTS_SCALE
+
+
+def run_episode(env, seed, rng):
+    """Play masked random actions; return (rewards, leads after each step, final reward)."""
+    obs, info = env.reset(seed=seed)
+    rewards, leads, done = [], [0.0], False  # the lead is counted from the game's start
+    while not done:
+        mask = env.action_masks()
+        assert mask.dtype == np.bool_ and np.array_equal(mask, obs["action_mask"].astype(bool))
+        assert np.array_equal(mask, info["action_mask"].astype(bool))
+        obs, reward, done, _, info = env.step(int(rng.choice(np.flatnonzero(mask))))
+        rewards.append(reward)
+        leads.append(lead(env))
+    return rewards, leads, float(env.game.rewards()[env.seat])
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=IDS)
+def test_points_reward_pays_the_change_of_the_minute_lead(cfg):
+    rng = np.random.default_rng(0)
+    rewards, leads, final = run_episode(TwentyFourSevenEnv(reward="points", **cfg), 3, rng)
+    expected = np.diff(leads)
+    expected[-1] += final
+    assert np.allclose(rewards, expected)
+    assert sum(rewards) == pytest.approx(leads[-1] + final)
+    assert any(r != 0 for r in rewards[:-1])  # dense: minutes pay before the end
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=IDS)
+def test_default_reward_is_unchanged(cfg):
+    rng = np.random.default_rng(1)
+    rewards, _, final = run_episode(TwentyFourSevenEnv(**cfg), 4, rng)
+    assert all(r == 0 for r in rewards[:-1]) and rewards[-1] == final
+
+
+def test_points_mode_with_illegal_action_and_bad_mode():
+    env = TwentyFourSevenEnv(reward="points")
+    env.reset(seed=0)
+    illegal = int(np.flatnonzero(~env.action_masks())[0])
+    _, reward, done, _, info = env.step(illegal)
+    assert reward == -1.0 and done and info["illegal_action"]
+    for bad in ("dense", None, 1):
+        with pytest.raises(ValueError, match="reward"):
+            TwentyFourSevenEnv(reward=bad)
+
+
+def test_action_masks_show_team_actions():
+    env = TwentyFourSevenEnv(num_players=4, team=True)
+    env.reset(seed=2)
+    mask = env.action_masks()
+    assert mask.shape == (rules.NUM_TEAM_ACTIONS,)
+    assert mask[rules.SHOW_BASE:].any()
+
+
+@pytest.mark.slow
+def test_maskable_ppo_learns_on_the_env_unaided():
+    """A short MaskablePPO run (the 200,000-step run is benchmarks/maskable_ppo.py): the
+    mask comes from action_masks() with no wrapper and every action it takes is legal
+    (the env raises on an illegal one)."""
+    pytest.importorskip("sb3_contrib")
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # two OpenMP threads spin against each other on 2 shared cores
+    try:
+        env = TwentyFourSevenEnv(reward="points", illegal_action="raise", seat="random")
+        model = MaskablePPO("MultiInputPolicy", env, n_steps=128, batch_size=64, n_epochs=1, seed=0)
+        model.learn(total_timesteps=256)
+        obs, _ = env.reset(seed=5)
+        done = False
+        while not done:
+            action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
+            obs, _, done, _, _ = env.step(int(action))
+        assert env.game.is_over
+    finally:
+        torch.set_num_threads(threads)
