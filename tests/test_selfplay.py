@@ -115,3 +115,12 @@ def test_network_guided_ismcts_checks_its_parameters(tmp_path):
         agents.make("ismcts:prior=3")
     with pytest.raises(ValueError, match="not found"):
         agents.check_spec(f"ismcts:net={tmp_path / 'missing.pt'}")
+
+
+def test_shipped_selfplay_agents_play_their_player_count():
+    for spec in ("selfplay:iterations=20", "selfplay-policy"):
+        record = play_game([agents.make(spec, seed=0), agents.make("greedy", seed=1)], random_deal(2), 2)
+        assert len(record.actions) > 0
+    with pytest.raises(ValueError, match="3 players"):
+        play_game([agents.make("selfplay:iterations=20"), agents.make("greedy"), agents.make("greedy")],
+                  random_deal(2), 3)
