@@ -111,8 +111,9 @@ def worker_runtime_env(cpus: int) -> dict:
 
 def on_every_node(fn: Callable[[], Any], cpus: int = 1, timeout: float = SETUP_TIME_LIMIT) -> list:
     """Run `fn()` once on each live node that has `cpus` CPUs, all nodes at once; return the
-    results. Raises RuntimeError if a node does not finish within `timeout` seconds."""
-    refs = [_call.options(num_cpus=cpus, runtime_env=worker_runtime_env(cpus), max_retries=1,
+    results (``cpus=0``: also on nodes whose CPUs are all held, one thread each). Raises
+    RuntimeError if a node does not finish within `timeout` seconds."""
+    refs = [_call.options(num_cpus=cpus, runtime_env=worker_runtime_env(max(cpus, 1)), max_retries=1,
                           scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False)).remote(fn)
             for node in ray.nodes() if node.get("Alive") and node.get("Resources", {}).get("CPU", 0) >= cpus]
     try:
@@ -450,14 +451,18 @@ class RayExecutor(Executor):
             raise ValueError("the Ray cluster has no CPU to run games on")
         self.workers = min(workers, cpus) if workers else cpus  # an actor beyond the CPUs would never start
         self._pool: RayJobPool | None = None
+        self._warmed: set[str] = set()  # agent specs already compiled on every node
 
     def map_jobs(self, jobs: Iterable[GameJob]) -> Iterator[dict]:
         jobs = iter(jobs)
         first = list(itertools.islice(jobs, PEEK_JOBS))
         if not first:
             return
-        specs = list(dict.fromkeys(spec for job in first for spec in job.seating))
-        on_every_node(functools.partial(warm_node, self.imports, specs))
+        specs = [spec for spec in dict.fromkeys(spec for job in first for spec in job.seating)
+                 if spec not in self._warmed]
+        if specs:  # a later call (the ladder's next match) finds the pool's idle actors holding every CPU
+            on_every_node(functools.partial(warm_node, self.imports, specs), cpus=0 if self._pool is not None else 1)
+            self._warmed.update(specs)
         players = max(len(job.seating) for job in first)
         if self._pool is None:
             factory = functools.partial(GamePlayer, self.imports, self.limits, self.start_method)

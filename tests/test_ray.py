@@ -359,6 +359,23 @@ def test_a_selfplay_worker_lost_mid_chunk_loses_no_chunk(cluster, tmp_path, monk
     np.testing.assert_array_equal(on_ray.final_info, local.final_info)
 
 
+@pytest.mark.slow
+def test_the_ladder_plays_its_matches_on_ray_as_locally(cluster, tmp_path):
+    from evaluation.ladder import Ladder, load_ladder_games
+
+    def games(executor, workers):
+        ladder = Ladder(tmp_path / executor, anchors=["random", "first"], games_per_pair=2, seed=4,
+                        workers=workers, imports=[HELPERS], executor=executor, bootstrap=20)
+        ladder.add_generation(0, "greedy", 0.0)
+        return sorted((g["opponent"], g["game"], g["seeds"], g["scores"], g["moves"], g["ranking"])
+                      for g in load_ladder_games(tmp_path / executor).games)
+
+    on_ray = games("ray", 2)
+    assert len(on_ray) == 4 and on_ray == games("process", 1)
+    with pytest.raises(ValueError, match="ray_address .* is for executor: ray"):
+        Ladder(tmp_path / "x", anchors=["random"], ray_address="auto")
+
+
 def test_selfplay_executor_settings_are_checked(tmp_path):
     from training import teacher
     from training.config import load_config
