@@ -445,8 +445,8 @@ class Ladder:
     (default 60 s a move or 10x the largest ``time=`` budget, 30x that a game). bootstrap,
     prior_draws: the ratings' resamples and virtual draws. imports: modules or .py files
     that register agents. executor, ray_address: where the matches' games run, as in
-    evaluate.py (``"ray"``: on a Ray cluster). Reopening a run directory with other players, team, seed,
-    anchors, bootstrap or prior_draws raises ValueError.
+    evaluate.py (``"ray"``: on a Ray cluster). Reopening a run directory with other
+    players, team, seed, anchors, bootstrap or prior_draws raises ValueError.
     """
 
     def __init__(self, run_dir: str | os.PathLike, anchors: Sequence[str], players: int = 2, team: bool = False,
