@@ -444,15 +444,17 @@ class Ladder:
     generations each new one plays. move_time_limit, game_time_limit: as in evaluate.py
     (default 60 s a move or 10x the largest ``time=`` budget, 30x that a game). bootstrap,
     prior_draws: the ratings' resamples and virtual draws. imports: modules or .py files
-    that register agents. Reopening a run directory with other players, team, seed,
-    anchors, bootstrap or prior_draws raises ValueError.
+    that register agents. executor, ray_address: where the matches' games run, as in
+    evaluate.py (``"ray"``: on a Ray cluster). Reopening a run directory with other
+    players, team, seed, anchors, bootstrap or prior_draws raises ValueError.
     """
 
     def __init__(self, run_dir: str | os.PathLike, anchors: Sequence[str], players: int = 2, team: bool = False,
                  games_per_pair: int = 100, seed: int = 0, workers: int = 0, previous: int = 2,
                  move_time_limit: float | None = None, game_time_limit: float | None = None,
                  bootstrap: int = 1000, prior_draws: float = 1.0, imports: Sequence[str] = (),
-                 start_method: str = "spawn", progress: bool = False):
+                 start_method: str = "spawn", progress: bool = False, executor: str = "process",
+                 ray_address: str | None = None):
         if not isinstance(run_dir, (str, os.PathLike)):
             raise TypeError(f"run_dir must be a path, got {type(run_dir).__name__}")
         if not isinstance(anchors, (list, tuple)) or not all(isinstance(a, str) and a.strip() for a in anchors):
@@ -467,7 +469,8 @@ class Ladder:
         self._config = EvalConfig.from_dict(dict(
             agents=anchors, players=players, team=team, games=games_per_pair, seed=seed, workers=workers,
             bootstrap=bootstrap, prior_draws=prior_draws, imports=list(imports), start_method=start_method,
-            move_time_limit=move_time_limit, game_time_limit=game_time_limit, progress=progress), "ladder")
+            move_time_limit=move_time_limit, game_time_limit=game_time_limit, progress=progress,
+            executor=executor, ray_address=ray_address), "ladder")
         self._check_config(self._config)
         self.run_dir, self.previous = Path(run_dir), previous
         cfg = self._config
@@ -521,7 +524,7 @@ class Ladder:
                    for opponent in head["opponents"]]
         todo = sum(s.num_jobs - len(_MatchJournal(self, head["generation"], o).load()) for o, s in matches)
         pool = _LentExecutor(lambda: make_executor(min(cfg.num_workers(), todo), cfg.imports, cfg.start_method,
-                                                   cfg.time_limits()))
+                                                   cfg.time_limits(), cfg.executor, cfg.ray_address))
         try:
             for opponent, schedule in matches:
                 play_tournament(schedule, lambda _: pool, _MatchJournal(self, head["generation"], opponent),

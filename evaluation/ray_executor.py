@@ -11,6 +11,10 @@ Two layers:
   whole or not at all, so a caller never sees half a result. Every actor's process runs
   with numba, OpenMP, MKL and OpenBLAS limited to the CPUs Ray gives it
   (`worker_runtime_env`): Ray sets ``OMP_NUM_THREADS`` itself, not ``NUMBA_NUM_THREADS``.
+* **`map_on_ray`**: a pool's jobs on a cluster in one call (connecting and disconnecting),
+  with files from the driver published once (``ray.put``) and copied to each node's temp
+  directory for the handlers (self-play: `training.ray_selfplay` plays game chunks with it,
+  each generation's network one such file).
 * **`RayExecutor`**, the tournament `Executor`: each actor's handler is the one-worker
   local executor that ``--workers 1`` uses (`evaluation.executor.make_executor`), so a
   game on Ray is played by exactly the code, seeds and time-limit enforcement of a local
@@ -29,9 +33,11 @@ from __future__ import annotations
 
 import collections
 import functools
+import hashlib
 import itertools
 import os
 import socket
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +57,7 @@ CONNECT_TIMEOUT = 10.0  # seconds a cluster's address gets to answer (ray.init i
 CLOSE_TIMEOUT = 10.0  # seconds an actor gets to stop its child processes before it is killed
 CALLS_PER_ACTOR = 2  # calls queued on each actor, so it starts its next job without a round trip
 PEEK_JOBS = 256  # the first jobs whose agents are compiled on every node before play (a duplicate set)
+FILES_DIR = "toolkit-ray-files"  # in each node's temp directory: published files, named by content
 
 
 # --- connecting -------------------------------------------------------------------------------
@@ -104,8 +111,9 @@ def worker_runtime_env(cpus: int) -> dict:
 
 def on_every_node(fn: Callable[[], Any], cpus: int = 1, timeout: float = SETUP_TIME_LIMIT) -> list:
     """Run `fn()` once on each live node that has `cpus` CPUs, all nodes at once; return the
-    results. Raises RuntimeError if a node does not finish within `timeout` seconds."""
-    refs = [_call.options(num_cpus=cpus, runtime_env=worker_runtime_env(cpus), max_retries=1,
+    results (``cpus=0``: also on nodes whose CPUs are all held, one thread each). Raises
+    RuntimeError if a node does not finish within `timeout` seconds."""
+    refs = [_call.options(num_cpus=cpus, runtime_env=worker_runtime_env(max(cpus, 1)), max_retries=1,
                           scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False)).remote(fn)
             for node in ray.nodes() if node.get("Alive") and node.get("Resources", {}).get("CPU", 0) >= cpus]
     try:
@@ -315,6 +323,82 @@ def _describe(job) -> str:
     return f"#{job_id}" if job_id is not None else repr(job)[:100]
 
 
+# --- jobs that need the driver's files ---------------------------------------------------------
+def publish_files(paths: Iterable[str | os.PathLike]) -> dict[str, Any]:
+    """Each file's bytes put in the cluster's object store once: {path: object ref}. A node
+    fetches a file at most once, however many of its workers read it."""
+    published = {}
+    for path in dict.fromkeys(str(p) for p in paths):
+        try:
+            published[path] = ray.put(Path(path).read_bytes())
+        except OSError as exc:
+            raise ValueError(f"cannot publish {path} to the Ray workers: {exc}") from exc
+    return published
+
+
+def local_files(published: dict[str, Any]) -> dict[str, str]:
+    """On a worker: {driver path: local copy} of every published file. A copy is named by
+    its content's hash in the node's temp directory and written whole, then renamed, so a
+    node's workers share one copy and a replaced worker finds it (copies stay there, like
+    numba's cache; one per distinct file)."""
+    folder = Path(tempfile.gettempdir()) / FILES_DIR
+    folder.mkdir(exist_ok=True)
+    copies = {}
+    for path, ref in published.items():
+        data = ray.get(ref, timeout=SETUP_TIME_LIMIT)
+        target = folder / (hashlib.sha256(data).hexdigest() + Path(path).suffix)
+        if not target.is_file():
+            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, target)
+        copies[path] = str(target)
+    return copies
+
+
+class WithLocalFiles:
+    """A picklable callable: ``fn(local_files(published))``, e.g. a pool factory whose
+    handler reads the driver's files (their refs travel inside it)."""
+
+    def __init__(self, fn: Callable[[dict[str, str]], Any], published: dict[str, Any]):
+        self.fn, self.published = fn, published
+
+    def __call__(self):
+        return self.fn(local_files(self.published))
+
+
+def map_on_ray(factory: Callable[[dict[str, str]], Callable], jobs: Sequence, workers: int = 0,
+               address: str | None = None, files: Iterable[str | os.PathLike] = (),
+               warm: Callable[[dict[str, str]], Any] | None = None, max_retries: int = 2,
+               call_timeout: float | None = None) -> Iterator[tuple[Any, Any]]:
+    """Yield ``(job, result)`` for every job as it finishes, run by the handlers that
+    ``factory(copies)`` builds in `workers` actors of one CPU (0: one per CPU of the
+    cluster at `address`; None: a local Ray instance, stopped afterwards). `files` are
+    published once and ``copies`` maps each to its local copy on the actor's node;
+    `warm(copies)` runs once per node first (a numba compile into the node's cache).
+    A job whose actor dies is run again (`RayJobPool`)."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise ValueError(f"workers must be an integer >= 0 (0 = every CPU of the cluster), got {workers!r}")
+    jobs = list(jobs)
+    if not jobs:
+        return
+    connected = connect(address)
+    try:
+        cpus = cluster_cpus()
+        if cpus < 1:
+            raise ValueError("the Ray cluster has no CPU to run jobs on")
+        published = publish_files(files)
+        if warm is not None:
+            on_every_node(WithLocalFiles(warm, published))
+        size = min(workers or cpus, cpus, len(jobs))  # an actor beyond the CPUs would never start
+        with RayJobPool(WithLocalFiles(factory, published), size, max_retries=max_retries,
+                        call_timeout=call_timeout) as pool:
+            yield from pool.map_unordered(jobs)
+    finally:
+        if connected:
+            ray.shutdown()
+
+
 # --- tournaments ---------------------------------------------------------------------------------
 class GamePlayer:
     """A pool actor's handler for tournament games: the local one-worker executor."""
@@ -367,14 +451,18 @@ class RayExecutor(Executor):
             raise ValueError("the Ray cluster has no CPU to run games on")
         self.workers = min(workers, cpus) if workers else cpus  # an actor beyond the CPUs would never start
         self._pool: RayJobPool | None = None
+        self._warmed: set[str] = set()  # agent specs already compiled on every node
 
     def map_jobs(self, jobs: Iterable[GameJob]) -> Iterator[dict]:
         jobs = iter(jobs)
         first = list(itertools.islice(jobs, PEEK_JOBS))
         if not first:
             return
-        specs = list(dict.fromkeys(spec for job in first for spec in job.seating))
-        on_every_node(functools.partial(warm_node, self.imports, specs))
+        specs = [spec for spec in dict.fromkeys(spec for job in first for spec in job.seating)
+                 if spec not in self._warmed]
+        if specs:  # a later call (the ladder's next match) finds the pool's idle actors holding every CPU
+            on_every_node(functools.partial(warm_node, self.imports, specs), cpus=0 if self._pool is not None else 1)
+            self._warmed.update(specs)
         players = max(len(job.seating) for job in first)
         if self._pool is None:
             factory = functools.partial(GamePlayer, self.imports, self.limits, self.start_method)

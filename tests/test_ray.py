@@ -256,3 +256,143 @@ def test_cli_spells_the_executor_options():
     assert args.executor == "ray" and args.ray_address == "auto"
     with pytest.raises(SystemExit):
         evaluate.run_parser().parse_args(["--executor", "threads"])
+
+
+# --- self-play --------------------------------------------------------------------------------------
+def stored_chunks(folder: Path) -> dict[str, dict]:
+    """Every stored chunk of a generation's folder: {file name: {field: array}}."""
+    import numpy as np
+
+    out = {}
+    for path in sorted(folder.glob("chunk_*.npz")):
+        with np.load(path, allow_pickle=False) as data:
+            out[path.name] = {key: data[key] for key in data.files}
+    return out
+
+
+def assert_same_chunks(a: dict, b: dict) -> None:
+    import numpy as np
+
+    assert a.keys() == b.keys() and a
+    for name in a:
+        assert a[name].keys() == b[name].keys()
+        for key in a[name]:
+            np.testing.assert_array_equal(a[name][key], b[name][key], err_msg=f"{name}: {key}")
+
+
+def tiny_selfplay_config(tmp_path, **changes) -> Path:
+    import yaml
+
+    from tests.test_selfplay import TINY
+
+    data = yaml.safe_load(yaml.safe_dump(TINY))
+    data["selfplay"].update(changes)
+    path = tmp_path / f"tiny_{len(list(tmp_path.glob('tiny_*.yaml')))}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.mark.slow
+def test_selfplay_on_ray_stores_the_local_games_and_resumes_a_local_kill(cluster, tmp_path):
+    """Two generations (the warm start, then generation 0's network-guided search): the
+    local run, and a Ray run killed during generation 1 after its first chunk (played
+    locally) and resumed on Ray. The Ray run plays only the missing chunk, and every stored
+    chunk equals the local run's."""
+    import train
+    from training import teacher
+    from training.config import load_config
+    from training.selfplay import generation_file
+
+    local = train.main(["--config", str(tiny_selfplay_config(tmp_path)), "--runs", str(tmp_path / "local")])
+    config = tiny_selfplay_config(tmp_path, executor="ray", ray_address=cluster, workers=2)
+    run = train.main(["--config", str(config), "--runs", str(tmp_path / "ray"), "--set", "iterations=1"])
+    assert_same_chunks(stored_chunks(run / "games" / "gen_000"), stored_chunks(local / "games" / "gen_000"))
+
+    cfg = load_config(run / "config.yaml")
+    spec = f"ismcts:net={generation_file(run, 0)},{cfg.selfplay.search}"
+    teacher.teacher_games(spec, 16, cfg.seed * 10_007 + 1, 2, workers=1, progress=False,
+                          store=run / "games" / "gen_001")  # the first chunk, then the kill
+    (first,) = (run / "games" / "gen_001").glob("chunk_*.npz")
+    kept = first.stat().st_mtime_ns
+    train.main(["--resume", str(run), "--set", "iterations=2"])
+    assert first.stat().st_mtime_ns == kept  # loaded, not played again
+    assert generation_file(run, 1).is_file()
+    for g in ("gen_000", "gen_001"):
+        assert_same_chunks(stored_chunks(run / "games" / g), stored_chunks(local / "games" / g))
+
+
+class ChunkPlayerKilledOnce:
+    """A chunk handler whose first chunk, if the file `trigger` exists, kills its own Ray
+    worker after playing (the result never comes back: a worker lost mid-chunk)."""
+
+    def __init__(self, trigger: str, copies: dict):
+        from training.ray_selfplay import ChunkPlayer
+
+        self.player, self.trigger = ChunkPlayer(copies), trigger
+
+    def __call__(self, job):
+        games = self.player(job)
+        try:
+            os.unlink(self.trigger)
+        except FileNotFoundError:
+            return games
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_selfplay_worker_lost_mid_chunk_loses_no_chunk(cluster, tmp_path, monkeypatch):
+    import functools
+
+    from training import ray_selfplay, teacher
+
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import this test
+    trigger = tmp_path / "kill-once"
+    trigger.touch()
+    monkeypatch.setattr(ray_selfplay, "ChunkPlayer", functools.partial(ChunkPlayerKilledOnce, str(trigger)))
+    args = ("ismcts:iterations=4", teacher.GAMES_PER_CHUNK + 4, 5, 2)
+    on_ray = teacher.teacher_games(*args, workers=2, progress=False, store=tmp_path / "ray", executor="ray")
+    assert not trigger.exists()  # a worker was killed, and its chunk played again
+    local = teacher.teacher_games(*args, workers=1, progress=False, store=tmp_path / "local")
+    assert_same_chunks(stored_chunks(tmp_path / "ray"), stored_chunks(tmp_path / "local"))
+    import numpy as np
+
+    np.testing.assert_array_equal(on_ray.policy, local.policy)
+    np.testing.assert_array_equal(on_ray.final_info, local.final_info)
+
+
+@pytest.mark.slow
+def test_the_ladder_plays_its_matches_on_ray_as_locally(cluster, tmp_path):
+    from evaluation.ladder import Ladder, load_ladder_games
+
+    def games(executor, workers):
+        ladder = Ladder(tmp_path / executor, anchors=["random", "first"], games_per_pair=2, seed=4,
+                        workers=workers, imports=[HELPERS], executor=executor, bootstrap=20)
+        ladder.add_generation(0, "greedy", 0.0)
+        return sorted((g["opponent"], g["game"], g["seeds"], g["scores"], g["moves"], g["ranking"])
+                      for g in load_ladder_games(tmp_path / executor).games)
+
+    on_ray = games("ray", 2)
+    assert len(on_ray) == 4 and on_ray == games("process", 1)
+    with pytest.raises(ValueError, match="ray_address .* is for executor: ray"):
+        Ladder(tmp_path / "x", anchors=["random"], ray_address="auto")
+
+
+def test_selfplay_executor_settings_are_checked(tmp_path):
+    from training import teacher
+    from training.config import load_config
+    from training.ray_selfplay import with_local_network
+
+    with pytest.raises(ValueError, match="selfplay.executor.*must be one of process, ray"):
+        load_config(tiny_selfplay_config(tmp_path, executor="dask"))
+    with pytest.raises(ValueError, match="selfplay.ray_address.*is for selfplay.executor: ray"):
+        load_config(tiny_selfplay_config(tmp_path, ray_address="auto"))
+    with pytest.raises(ValueError, match="must not be empty"):
+        load_config(tiny_selfplay_config(tmp_path, executor="ray", ray_address=" "))
+    cfg = load_config(tiny_selfplay_config(tmp_path, executor="ray", ray_address="auto"))
+    assert (cfg.selfplay.executor, cfg.selfplay.ray_address) == ("ray", "auto")
+    assert load_config(tiny_selfplay_config(tmp_path)).selfplay.ray_address is None
+    with pytest.raises(ValueError, match="executor must be 'process' or 'ray'"):
+        teacher.teacher_games("ismcts:iterations=4", 1, 0, executor="dask", store=tmp_path / "none")
+    assert not (tmp_path / "none").exists()
+    assert with_local_network("ismcts:net=/a/g.pt, iterations=8,prior=3", {"/a/g.pt": "/tmp/x.pt"}) \
+        == "ismcts:net=/tmp/x.pt,iterations=8,prior=3"
+    assert with_local_network("ismcts:iterations=8", {}) == "ismcts:iterations=8"

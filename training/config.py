@@ -10,6 +10,7 @@ saved in every run directory, and a resumed run checks that it matches.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import re
 import types
 import typing
@@ -88,7 +89,9 @@ class SelfPlayConfig:
     train_steps: int = 1000  # policy/value minibatch steps per generation (one learning-rate cycle)
     evaluator_steps: int = 3000  # fast-evaluator steps per generation (annealed)
     window: int = 1  # generations of games the learner trains on (1 = only the newest)
-    workers: int = 0  # processes playing games (0 = one per CPU core)
+    workers: int = 0  # processes playing games (0 = one per CPU core; executor ray: per CPU of the cluster)
+    executor: str = "process"  # where games are played: "process" (this machine) or "ray" (a Ray cluster)
+    ray_address: str | None = None  # executor ray: a running cluster (HOST:PORT, auto); None starts Ray locally
     ladder_games: int = 200  # ladder games per pair (0 = no ladder)
     ladder_previous: int = 2  # earlier generations each new one plays on the ladder
     ladder_anchors: list = field(default_factory=lambda: ["greedy", "ismcts:time=0.01"])
@@ -165,6 +168,7 @@ class TrainConfig:
         for key in ("evaluator_steps", "workers", "ladder_games", "ladder_previous"):
             _check(getattr(sp, key) >= 0, f"selfplay.{key}", "must be >= 0")
         _check(sp.target_power > 0, "selfplay.target_power", "must be > 0")
+        self._check_executor()
         if self.algorithm != "selfplay":
             return
         _check(sp.warm_start_teacher.split(":")[0] in ("ismcts", "pimc"), "selfplay.warm_start_teacher",
@@ -178,6 +182,19 @@ class TrainConfig:
         for i, spec in enumerate(sp.ladder_anchors):
             _check_spec(spec, f"selfplay.ladder_anchors[{i}]")
         _check_spec(sp.warm_start_teacher, "selfplay.warm_start_teacher")
+
+    def _check_executor(self) -> None:
+        from evaluation.config import EXECUTORS
+
+        sp = self.selfplay
+        _check(sp.executor in EXECUTORS, "selfplay.executor", f"must be one of {', '.join(EXECUTORS)}, "
+               f"got {sp.executor!r}")
+        _check(sp.ray_address is None or sp.executor == "ray", "selfplay.ray_address",
+               f"({sp.ray_address!r}) is for selfplay.executor: ray, got executor: {sp.executor}")
+        _check(sp.ray_address is None or sp.ray_address.strip() != "", "selfplay.ray_address",
+               "must not be empty (e.g. 'auto' or 'HOST:6379')")
+        _check(sp.executor != "ray" or importlib.util.find_spec("ray") is not None, "selfplay.executor",
+               "ray needs Ray installed: pip install -e '.[ray]'")
 
     def _check_agent_specs(self) -> None:
         """Every agent the run will build, checked now rather than when it is first used
@@ -232,6 +249,8 @@ def _build(cls, data: dict, prefix: str):
 def _coerce(value, hint, key):
     origin = typing.get_origin(hint) or hint
     if isinstance(hint, types.UnionType):
+        if value is None and type(None) in typing.get_args(hint):
+            return None
         origin = typing.get_args(hint)[0]
     if origin is bool:
         if not isinstance(value, bool):

@@ -29,7 +29,8 @@ from agents.nets import atomic_write
 from .config import TrainConfig, config_from_dict, config_to_dict, missing_keys, read_config_file, save_config
 
 # Config keys a resumed run may change (`train.py --resume RUN --set KEY=VALUE`).
-RESUMABLE_KEYS = frozenset({"iterations", "eval.every", "eval.games"})
+# Where games run is not part of a run's identity: a Ray run and a local run store the same games.
+RESUMABLE_KEYS = frozenset({"iterations", "eval.every", "eval.games", "selfplay.executor", "selfplay.ray_address"})
 
 
 class MetricsDamaged(ValueError):

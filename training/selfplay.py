@@ -84,7 +84,8 @@ class SelfPlayTrainer(AlphaZeroTrainer):
     def _play(self, generation: int, spec: str, games: int) -> TeacherGames:
         seed = self.cfg.seed * 10_007 + generation
         data = teacher_games(spec, games, seed, self.cfg.num_players, self.cfg.team, workers=self.sc.workers,
-                             store=self.run_path / "games" / f"gen_{generation:03d}")
+                             store=self.run_path / "games" / f"gen_{generation:03d}",
+                             executor=self.sc.executor, ray_address=self.sc.ray_address)
         self.games += games
         self.positions += len(data.obs)
         return data
@@ -125,7 +126,8 @@ class SelfPlayTrainer(AlphaZeroTrainer):
 
         ladder = Ladder(self.run_path, anchors=list(self.sc.ladder_anchors), players=self.cfg.num_players,
                         team=self.cfg.team, games_per_pair=self.sc.ladder_games, seed=self.cfg.seed,
-                        workers=self.sc.workers, previous=self.sc.ladder_previous, progress=True)
+                        workers=self.sc.workers, previous=self.sc.ladder_previous, progress=True,
+                        executor=self.sc.executor, ray_address=self.sc.ray_address)
         table = ladder.add_generation(generation, self.search_spec(generation, self.sc.play), wall_seconds)
         row = next(r for r in table["generations"] if r["generation"] == generation)
         return {"ladder_elo": row["elo"], "ladder_elo_lo": row["elo_ci95"][0], "ladder_elo_hi": row["elo_ci95"][1]}

@@ -12,7 +12,8 @@ Games are split into fixed chunks, each with its own seed, and the chunks' resul
 put back in chunk order, so the examples do not depend on the number of workers. Given
 a `store` directory, every finished chunk is saved there (written whole, then renamed)
 and a later call with the same arguments loads it instead of playing it again: a
-killed run resumes without losing finished games.
+killed run resumes without losing finished games. With ``executor="ray"`` the missing
+chunks are played on a Ray cluster (`training.ray_selfplay`) and stored here the same way.
 """
 
 from __future__ import annotations
@@ -118,9 +119,14 @@ def _play_chunk(args):
 
 
 def teacher_games(teacher: str, games: int, seed: int, num_players: int = 2, team: bool = False,
-                  workers: int = 0, progress: bool = True, store: str | Path | None = None) -> TeacherGames:
+                  workers: int = 0, progress: bool = True, store: str | Path | None = None,
+                  executor: str = "process", ray_address: str | None = None) -> TeacherGames:
     """Play `games` teacher games in `workers` processes (0 = one per CPU core); with
-    `store`, finished chunks are kept there and reused (see the module doc)."""
+    `store`, finished chunks are kept there and reused (see the module doc). ``executor=
+    "ray"``: in `workers` Ray actors (0 = one per CPU of the cluster at `ray_address`,
+    None = a local Ray instance)."""
+    if executor not in ("process", "ray"):
+        raise ValueError(f"executor must be 'process' or 'ray', got {executor!r}")
     chunks = [(teacher, seed * 1_000_003 + i, min(GAMES_PER_CHUNK, games - start), num_players, team)
               for i, start in enumerate(range(0, games, GAMES_PER_CHUNK))]
     files = [None] * len(chunks)
@@ -133,7 +139,6 @@ def teacher_games(teacher: str, games: int, seed: int, num_players: int = 2, tea
             if path.is_file():
                 parts[i] = TeacherGames.load(path)
     todo = [i for i, part in enumerate(parts) if part is None]
-    workers = min(workers or os.cpu_count() or 1, max(len(todo), 1))
     bar = tqdm(total=games, initial=games - sum(chunks[i][2] for i in todo),
                desc=f"games ({teacher})", unit="game", disable=not progress, dynamic_ncols=True)
 
@@ -143,13 +148,19 @@ def teacher_games(teacher: str, games: int, seed: int, num_players: int = 2, tea
             part.save(files[i])
         bar.update(chunks[i][2])
 
-    if workers == 1:
+    local_workers = min(workers or os.cpu_count() or 1, max(len(todo), 1))
+    if executor == "ray" and todo:
+        from .ray_selfplay import map_chunks_on_ray
+
+        for i, part in map_chunks_on_ray({i: chunks[i] for i in todo}, workers, ray_address):
+            finished(i, part)
+    elif local_workers == 1:
         for i in todo:
             finished(i, play_chunk(*chunks[i]))
     elif todo:
         import multiprocessing
 
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+        with ProcessPoolExecutor(local_workers, mp_context=multiprocessing.get_context("spawn"),
                                  initializer=_one_thread) as pool:
             for i, part in zip(todo, pool.map(_play_chunk, [chunks[i] for i in todo])):
                 finished(i, part)

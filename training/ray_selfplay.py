@@ -1,0 +1,75 @@
+"""Self-play chunks on a Ray cluster (``selfplay.executor: ray``).
+
+`training.teacher.teacher_games` decides the chunks, their seeds and their files; this
+module only plays the missing ones elsewhere: each chunk is one job of an
+`evaluation.ray_executor` pool, played by `training.teacher.play_chunk` in a Ray actor and
+returned whole to the driver, which stores it exactly as a local run does. An actor lost
+mid-chunk has its chunk played again by another (nothing of it was kept).
+
+The network of a generation's search (``ismcts:net=PATH,...``) is a file on the driver.
+Its bytes are published once per call with ``ray.put``; each node writes one local copy,
+and the actors there build their agents from it. The object store carries the network
+to the nodes, so the run directory need not be shared between machines.
+
+Ray is imported only by `evaluation.ray_executor`, loaded here when a chunk is played.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Iterator
+
+from agents import parse_spec
+
+from .teacher import TeacherGames, play_chunk
+
+NETWORK_PARAMETER = "net"  # the spec parameter naming a generation's network file
+
+
+def network_file(spec: str) -> str | None:
+    """The network file a search spec reads (``net=PATH``), if any."""
+    path = parse_spec(spec)[2].get(NETWORK_PARAMETER)
+    return str(path) if path is not None else None
+
+
+def with_local_network(spec: str, copies: dict[str, str]) -> str:
+    """`spec` with its network file replaced by this node's copy of it."""
+    path = network_file(spec)
+    if path is None:
+        return spec
+    name, _, rest = spec.strip().partition(":")
+    parts = [f"{NETWORK_PARAMETER}={copies[path]}" if p.partition("=")[0].strip() == NETWORK_PARAMETER else p
+             for p in (p.strip() for p in rest.split(",")) if p]
+    return f"{name}:{','.join(parts)}"
+
+
+class ChunkPlayer:
+    """A pool actor's handler: plays one chunk job ``(index, play_chunk arguments)``."""
+
+    def __init__(self, copies: dict[str, str]):
+        self.copies = copies
+
+    def __call__(self, job) -> TeacherGames:
+        _, (teacher, seed, games, num_players, team) = job
+        return play_chunk(with_local_network(teacher, self.copies), seed, games, num_players, team)
+
+
+def warm_chunk_agents(specs: list[str], copies: dict[str, str]) -> None:
+    """Compile (or load) the engine's kernels and those of the chunks' agents on this node."""
+    from evaluation.ray_executor import warm_node
+
+    warm_node((), [with_local_network(spec, copies) for spec in specs])
+
+
+def map_chunks_on_ray(chunks: dict[int, tuple], workers: int = 0,
+                      address: str | None = None) -> Iterator[tuple[int, TeacherGames]]:
+    """Play the chunks ``{index: play_chunk arguments}`` on Ray (`workers` actors, 0 = one
+    per CPU of the cluster at `address`, None = a local Ray instance); yield
+    ``(index, games)`` as each chunk finishes."""
+    from evaluation.ray_executor import map_on_ray
+
+    specs = sorted({chunk[0] for chunk in chunks.values()})
+    files = [path for path in map(network_file, specs) if path is not None]
+    warm = functools.partial(warm_chunk_agents, specs)
+    for (index, _), games in map_on_ray(ChunkPlayer, list(chunks.items()), workers, address, files, warm):
+        yield index, games
