@@ -289,16 +289,7 @@ class AlphaZeroTrainer:
             seed = int(self.rng.integers(2**31))
             data = teacher_games(teacher, self.ac.pretrain_games, seed, self.cfg.num_players, self.cfg.team,
                                  workers=self.ac.pretrain_workers)
-            width = self.num_actions
-            mask = np.zeros((len(data.mask), width), dtype=np.bool_)
-            policy = np.zeros((len(data.policy), width), dtype=np.float32)
-            mask[:, :data.mask.shape[1]] = data.mask[:, :width]
-            sharp = data.policy.astype(np.float64) ** self.ac.pretrain_target_power
-            policy[:, :data.policy.shape[1]] = (sharp / sharp.sum(axis=1, keepdims=True))[:, :width]
-            self.buffer.add(obs=data.obs, mask=mask, policy=policy,
-                            value=self._value_targets(data.final_info, data.game, data.mover),
-                            exposure=data.exposure, state_features=data.state_features,
-                            search_value=self._search_value_targets(data.final_info, data.game, data.mover))
+            self.add_search_games(data, self.ac.pretrain_target_power)
             self.positions += len(data.obs)
         self.games += self.ac.pretrain_games
         # one cycle: warm up to pretrain_learning_rate, anneal to ~0, then self-play
@@ -311,6 +302,22 @@ class AlphaZeroTrainer:
         stats.update(self.fit_evaluator(self.ac.pretrain_evaluator_steps, progress="fitting the evaluator",
                                         anneal=True))
         return {f"pretrain_{k}": v for k, v in stats.items()}
+
+    def add_search_games(self, data, target_power: float) -> None:
+        """Add a search's games (`training.teacher.TeacherGames`) to the replay buffer: the
+        policy target is the root visit distribution ** `target_power`, normalised (the
+        visits of a progressively widened search spread over the moves expanded first;
+        a power > 1 sharpens them toward the moves the search prefers)."""
+        width = self.num_actions
+        mask = np.zeros((len(data.mask), width), dtype=np.bool_)
+        policy = np.zeros((len(data.policy), width), dtype=np.float32)
+        mask[:, :data.mask.shape[1]] = data.mask[:, :width]
+        sharp = data.policy.astype(np.float64) ** target_power
+        policy[:, :data.policy.shape[1]] = (sharp / sharp.sum(axis=1, keepdims=True))[:, :width]
+        self.buffer.add(obs=data.obs, mask=mask, policy=policy,
+                        value=self._value_targets(data.final_info, data.game, data.mover),
+                        exposure=data.exposure, state_features=data.state_features,
+                        search_value=self._search_value_targets(data.final_info, data.game, data.mover))
 
     def _greedy_games(self, games: int) -> None:
         """Greedy-vs-greedy games in one batch; greedy's move is the policy target."""

@@ -30,7 +30,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from agents.nets import save_checkpoint
@@ -96,16 +95,7 @@ class SelfPlayTrainer(AlphaZeroTrainer):
         self._data = (self._data + [games])[-self.sc.window:]
         data = TeacherGames.concatenate(self._data)
         self.buffer = ReplayBuffer(max(len(data.obs), 1), self.num_actions)
-        width = self.num_actions
-        mask = np.zeros((len(data.mask), width), dtype=np.bool_)
-        policy = np.zeros((len(data.policy), width), dtype=np.float32)
-        mask[:, :data.mask.shape[1]] = data.mask[:, :width]
-        sharp = data.policy.astype(np.float64) ** self.sc.target_power
-        policy[:, :data.policy.shape[1]] = (sharp / sharp.sum(axis=1, keepdims=True))[:, :width]
-        self.buffer.add(obs=data.obs, mask=mask, policy=policy,
-                        value=self._value_targets(data.final_info, data.game, data.mover),
-                        exposure=data.exposure, state_features=data.state_features,
-                        search_value=self._search_value_targets(data.final_info, data.game, data.mover))
+        self.add_search_games(data, self.sc.target_power)
         for group in self.optimizer.param_groups:
             group["betas"] = (0.9, 0.999)
         schedule = torch.optim.lr_scheduler.OneCycleLR(self.optimizer, peak_lr, total_steps=steps, pct_start=0.1)
