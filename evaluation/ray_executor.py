@@ -224,10 +224,6 @@ class RayJobPool:
                 try:
                     result = ray.get(ref)
                 except RayActorError as exc:
-                    # calls run in order: those that finished before the actor died are results,
-                    # and the loss is the first call still unfinished (the one that was running)
-                    for task, finished in self._finished_calls(slot):
-                        yield task.job, finished
                     self._lost(slot, todo, f"its Ray worker died ({_first_line(exc)})")
                     continue
                 if ref == slot.starting:
@@ -273,23 +269,6 @@ class RayJobPool:
             self._slots.append(_Slot(actor, actor.ready.remote(), time.monotonic() + self.start_timeout))
             return self._slots[-1]
         return next((s for s in self._slots if len(s.calls) < CALLS_PER_ACTOR), None)
-
-    @staticmethod
-    def _finished_calls(slot: _Slot) -> list[tuple["_Task", Any]]:
-        """The leading calls of a dead actor that had returned, with their results (taken
-        off the slot)."""
-        finished = []
-        while slot.calls:
-            ref, task = slot.calls[0]
-            if not ray.wait([ref], timeout=0)[0]:
-                break
-            try:
-                result = ray.get(ref)
-            except RayActorError:
-                break
-            finished.append((task, result))
-            slot.calls.pop(0)
-        return finished
 
     def _lost(self, slot: _Slot, todo: collections.deque, why: str) -> None:
         """An actor is gone: drop it and take its jobs back (the running one counts a loss)."""
