@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 
 import numpy as np
@@ -85,6 +86,12 @@ def test_resume_mid_generation_plays_only_the_missing_games(tmp_path, played_chu
     train.main(["--resume", str(run), "--set", "iterations=2"])
     assert [s for _, s in played_chunks] == [seed * 1_000_003 + 1]  # only the second chunk was played
     assert generation_file(run, 1).is_file()
+    # after the resume the evaluator still learns from every generation (evaluator_window 0),
+    # the policy only from the newest (window 1)
+    rows = list(csv.DictReader(open(run / "metrics.csv")))
+    positions = [int(r["positions"]) for r in rows]
+    assert [int(r["evaluator_positions"]) for r in rows] == positions
+    assert [int(r["training_positions"]) for r in rows] == [positions[0], positions[1] - positions[0]]
 
 
 def test_stored_chunks_round_trip_and_refuse_damage(tmp_path):
@@ -103,6 +110,7 @@ def test_stored_chunks_round_trip_and_refuse_damage(tmp_path):
     ("selfplay.play", "iterations=0", "iterations"),
     ("selfplay.ladder_anchors", ["greedyy"], "unknown agent"),
     ("selfplay.warm_start_teacher", "greedy", "ismcts or pimc"),
+    ("selfplay.evaluator_window", -1, "evaluator_window"),
     ("selfplay.games_per_generation", 0, "must be >= 1"),
 ])
 def test_bad_selfplay_config_is_refused_before_training(tmp_path, key, value, message):

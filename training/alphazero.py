@@ -245,11 +245,22 @@ class AlphaZeroTrainer:
             stats["value_loss"].append(value_loss.item())
         return {k: float(np.mean(v)) for k, v in stats.items()}
 
-    def fit_evaluator(self, steps: int, progress: str | None = None, anneal: bool = False) -> dict:
+    def fit_evaluator(self, steps: int, progress: str | None = None, anneal: bool = False,
+                      examples: tuple[np.ndarray, np.ndarray] | None = None) -> dict:
         """Minibatch steps of the fast evaluator (MSE to the search-reward targets), with
         `anneal` on a cosine schedule from evaluator_learning_rate to 0; {} when the
-        network has none."""
-        if self.net.evaluator is None or steps == 0 or self.buffer.size == 0:
+        network has none. It learns from the replay buffer, or from `examples`
+        (state features, search-reward targets) when given."""
+        if examples is None:
+            sample, size = self.buffer.sample_evaluator, self.buffer.size
+        else:
+            features, targets = examples
+            size = len(features)
+
+            def sample(batch, rng):
+                idx = rng.integers(0, size, size=batch)
+                return features[idx].astype(np.float32), targets[idx]
+        if self.net.evaluator is None or steps == 0 or size == 0:
             return {}
         evaluator = self.net.evaluator.train()
         lr = self.ac.evaluator_learning_rate
@@ -258,7 +269,7 @@ class AlphaZeroTrainer:
         for step in tqdm(range(steps), desc=progress, unit="step", disable=progress is None, leave=False):
             for group in self.evaluator_optimizer.param_groups:
                 group["lr"] = lr * 0.5 * (1 + np.cos(np.pi * step / steps)) if anneal else lr
-            x, target = self.buffer.sample_evaluator(self.ac.evaluator_batch_size, self.rng)
+            x, target = sample(self.ac.evaluator_batch_size, self.rng)
             values = evaluator(torch.as_tensor(x, device=self.device), n, team)
             loss = F.mse_loss(values[:, :n], torch.as_tensor(target[:, :n], device=self.device))
             self.evaluator_optimizer.zero_grad()

@@ -88,7 +88,8 @@ class SelfPlayConfig:
     target_power: float = 3.0  # policy target = visits ** power, normalised
     train_steps: int = 1000  # policy/value minibatch steps per generation (one learning-rate cycle)
     evaluator_steps: int = 3000  # fast-evaluator steps per generation (annealed)
-    window: int = 1  # generations of games the learner trains on (1 = only the newest)
+    window: int = 1  # generations of games the policy and value train on (1 = only the newest)
+    evaluator_window: int = 0  # generations of games the fast evaluator trains on (0 = all of them)
     workers: int = 0  # processes playing games (0 = one per CPU core; executor ray: per CPU of the cluster)
     executor: str = "process"  # where games are played: "process" (this machine) or "ray" (a Ray cluster)
     ray_address: str | None = None  # executor ray: a running cluster (HOST:PORT, auto); None starts Ray locally
@@ -165,7 +166,7 @@ class TrainConfig:
         sp = self.selfplay
         for key in ("warm_start_games", "games_per_generation", "train_steps", "window"):
             _check(getattr(sp, key) >= 1, f"selfplay.{key}", "must be >= 1")
-        for key in ("evaluator_steps", "workers", "ladder_games", "ladder_previous"):
+        for key in ("evaluator_steps", "evaluator_window", "workers", "ladder_games", "ladder_previous"):
             _check(getattr(sp, key) >= 0, f"selfplay.{key}", "must be >= 0")
         _check(sp.target_power > 0, "selfplay.target_power", "must be > 0")
         self._check_executor()

@@ -9,9 +9,11 @@ Generation g >= 1 plays `games_per_generation` games of *generation g-1's own se
 ``ismcts:net=generations/gen_<g-1>.pt,<search>``, i.e. ISMCTS whose root is ordered by
 network g-1's policy and whose cut rollouts are scored by evaluator g-1 (Anthony, Tian &
 Barber 2017: the apprentice guides the expert, the expert teaches the apprentice). The
-network then continues training on those games only (the last `window` generations),
-and searches generation g+1's games. Every training example after the warm start comes
-from the current generation's own play.
+network then continues training on those games (policy and value: the last `window`
+generations; the fast evaluator: the last `evaluator_window`, by default every
+generation, since a position's final result stays a fair target as play improves and the
+evaluator is what makes the search strong), and searches generation g+1's games. Every
+training example after the warm start comes from the generations' own play.
 
 After each generation the network is saved as ``runs/NAME/generations/gen_<g>.pt`` and
 rated on the Elo ladder (`evaluation.ladder`): duplicate-deal matches against the
@@ -30,6 +32,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from agents.nets import save_checkpoint
@@ -52,6 +55,8 @@ class SelfPlayTrainer(AlphaZeroTrainer):
         self.run_path = Path(run_path)
         self.wall_seconds = 0.0  # training time so far, all generations (the ladder's x axis)
         self._data: list[TeacherGames] = []  # the last `window` generations' games
+        # the last `evaluator_window` generations' (state features, search-reward targets)
+        self._evaluator_data: list[tuple[np.ndarray, np.ndarray]] = []
 
     # --- one generation ----------------------------------------------------------------
     def run_iteration(self) -> dict:
@@ -91,8 +96,9 @@ class SelfPlayTrainer(AlphaZeroTrainer):
 
     def _learn(self, games: TeacherGames, steps: int, peak_lr: float, evaluator_steps: int) -> dict:
         """Refill the buffer with the last `window` generations' games, then one cycle of
-        policy/value steps (warm-up to `peak_lr`, anneal) and the evaluator's steps."""
-        self._data = (self._data + [games])[-self.sc.window:]
+        policy/value steps (warm-up to `peak_lr`, anneal) and the evaluator's steps on the
+        last `evaluator_window` generations' positions."""
+        self._keep(games)
         data = TeacherGames.concatenate(self._data)
         self.buffer = ReplayBuffer(max(len(data.obs), 1), self.num_actions)
         self.add_search_games(data, self.sc.target_power)
@@ -102,10 +108,21 @@ class SelfPlayTrainer(AlphaZeroTrainer):
         stats = self.train(steps, progress=f"generation {self.iteration}: learning", schedule=schedule)
         for group in self.optimizer.param_groups:  # OneCycleLR leaves its own betas behind
             group["lr"], group["betas"] = peak_lr, (0.9, 0.999)
+        examples = tuple(np.concatenate(part) for part in zip(*self._evaluator_data))
         stats.update(self.fit_evaluator(evaluator_steps, progress=f"generation {self.iteration}: evaluator",
-                                        anneal=True))
+                                        anneal=True, examples=examples))
         stats["training_positions"] = len(data.obs)
+        stats["evaluator_positions"] = len(examples[0])
         return stats
+
+    def _keep(self, games: TeacherGames) -> None:
+        """Add a generation's games to the policy window (whole) and to the evaluator's
+        (only its state features and targets, so keeping every generation stays small)."""
+        self._data = (self._data + [games])[-self.sc.window:]
+        targets = self._search_value_targets(games.final_info, games.game, games.mover)
+        self._evaluator_data.append((games.state_features.astype(np.float16), targets))
+        if self.sc.evaluator_window:
+            self._evaluator_data = self._evaluator_data[-self.sc.evaluator_window:]
 
     def _rate(self, generation: int, wall_seconds: float) -> dict:
         """Add the new generation (ready after `wall_seconds` of training) to the Elo
@@ -136,8 +153,10 @@ class SelfPlayTrainer(AlphaZeroTrainer):
         self.wall_seconds = float(state.pop("wall_seconds", 0.0))
         state["buffer"] = ReplayBuffer(1, self.num_actions).state_dict()
         super().load_state_dict(state)
-        first = max(0, self.iteration - self.sc.window)
-        self._data = [self._stored_games(g) for g in range(first, self.iteration)]
+        self._data, self._evaluator_data = [], []
+        window = self.iteration if self.sc.evaluator_window == 0 else max(self.sc.window, self.sc.evaluator_window)
+        for g in range(max(0, self.iteration - window), self.iteration):
+            self._keep(self._stored_games(g))
 
     def _stored_games(self, generation: int) -> TeacherGames:
         spec = (self.sc.warm_start_teacher if generation == 0 else self.search_spec(generation - 1, self.sc.search))
