@@ -62,13 +62,13 @@ class SelfPlayTrainer(AlphaZeroTrainer):
     def run_iteration(self) -> dict:
         start = time.perf_counter()
         g = self.iteration
+        games = self._games(g)
+        self.games += len(games.final_info)
+        self.positions += len(games.obs)
         if g == 0:
-            games = self._play(g, self.sc.warm_start_teacher, self.sc.warm_start_games)
             metrics = self._learn(games, self.ac.pretrain_steps, self.ac.pretrain_learning_rate,
                                   self.ac.pretrain_evaluator_steps)
         else:
-            spec = self.search_spec(g - 1, self.sc.search)
-            games = self._play(g, spec, self.sc.games_per_generation)
             metrics = self._learn(games, self.sc.train_steps, self.ac.learning_rate, self.sc.evaluator_steps)
         path = generation_file(self.run_path, g)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -85,14 +85,17 @@ class SelfPlayTrainer(AlphaZeroTrainer):
         spec = f"ismcts:net={generation_file(self.run_path, generation)}"
         return f"{spec},{parameters}" if parameters else spec
 
-    def _play(self, generation: int, spec: str, games: int) -> TeacherGames:
-        seed = self.cfg.seed * 10_007 + generation
-        data = teacher_games(spec, games, seed, self.cfg.num_players, self.cfg.team, workers=self.sc.workers,
+    def _games(self, generation: int, progress: bool = True) -> TeacherGames:
+        """A generation's games: the warm start's teacher for generation 0, else the previous
+        generation's search; chunks already stored are read back, the others played."""
+        if generation == 0:
+            spec, count = self.sc.warm_start_teacher, self.sc.warm_start_games
+        else:
+            spec, count = self.search_spec(generation - 1, self.sc.search), self.sc.games_per_generation
+        return teacher_games(spec, count, self.cfg.seed * 10_007 + generation, self.cfg.num_players, self.cfg.team,
+                             workers=self.sc.workers, progress=progress,
                              store=self.run_path / "games" / f"gen_{generation:03d}",
                              executor=self.sc.executor, ray_address=self.sc.ray_address)
-        self.games += games
-        self.positions += len(data.obs)
-        return data
 
     def _learn(self, games: TeacherGames, steps: int, peak_lr: float, evaluator_steps: int) -> dict:
         """Refill the buffer with the last `window` generations' games, then one cycle of
@@ -156,11 +159,4 @@ class SelfPlayTrainer(AlphaZeroTrainer):
         self._data, self._evaluator_data = [], []
         window = self.iteration if self.sc.evaluator_window == 0 else max(self.sc.window, self.sc.evaluator_window)
         for g in range(max(0, self.iteration - window), self.iteration):
-            self._keep(self._stored_games(g))
-
-    def _stored_games(self, generation: int) -> TeacherGames:
-        spec = (self.sc.warm_start_teacher if generation == 0 else self.search_spec(generation - 1, self.sc.search))
-        count = self.sc.warm_start_games if generation == 0 else self.sc.games_per_generation
-        return teacher_games(spec, count, self.cfg.seed * 10_007 + generation, self.cfg.num_players, self.cfg.team,
-                             workers=self.sc.workers, progress=False,
-                             store=self.run_path / "games" / f"gen_{generation:03d}")
+            self._keep(self._games(g, progress=False))
