@@ -12,26 +12,50 @@ from pathlib import Path
 from engine import GameState, rules
 
 
-def load_game(path: str | Path, game: int) -> dict:
-    """The record of game id `game` from a games.jsonl (or an output directory)."""
+def read_records(path: str | Path) -> list[dict]:
+    """Every game record in a games.jsonl (or an output directory holding one), or in a
+    .json file (one record or a list). A last line that is not JSON, after good ones, is a
+    record cut short by a killed run and is skipped; any other bad line is an error.
+    Raises ValueError naming the problem."""
     path = Path(path)
     if path.is_dir():
         path = path / "games.jsonl"
     if not path.is_file():
-        raise ValueError(f"no such games file: {path}")
-    ids = []
-    with path.open() as f:
-        for line in f:
+        raise ValueError(f"no such game record file: {path}")
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read game record {path}: {exc}") from exc
+    try:
+        whole = json.loads(text)
+        records = whole if isinstance(whole, list) else [whole]
+    except json.JSONDecodeError:
+        records = []
+        lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+        for k, (n, line) in enumerate(lines):
             try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if rec.get("game") == game:
-                if "actions" not in rec or "deal" not in rec:
-                    raise ValueError(f"game {game} in {path} was saved without its moves; "
-                                     "rerun the tournament with --save-games to replay games")
-                return rec
-            ids.append(rec.get("game"))
+                records.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                if k == len(lines) - 1 and records:
+                    break
+                raise ValueError(f"{path}, line {n}: not JSON ({exc.msg})") from None
+    records = [r for r in records if isinstance(r, dict)]
+    if not records:
+        raise ValueError(f"{path} holds no game record")
+    return records
+
+
+def load_game(path: str | Path, game: int) -> dict:
+    """The record of game id `game` from a games.jsonl (or an output directory), with its
+    deal and moves."""
+    records = read_records(path)
+    for rec in records:
+        if rec.get("game") == game:
+            if "actions" not in rec or "deal" not in rec:
+                raise ValueError(f"game {game} in {path} was saved without its moves; "
+                                 "rerun the tournament with --save-games to replay games")
+            return rec
+    ids = [r["game"] for r in records if isinstance(r.get("game"), int)]
     span = f"{min(ids)}..{max(ids)}" if ids else "none"
     raise ValueError(f"game {game} is not in {path} (games there: {span})")
 

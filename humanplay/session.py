@@ -27,6 +27,7 @@ import agents
 from engine import GameState, random_deal, rules
 from engine.view import PlayerView
 from env.observation import encode
+from evaluation.replay import read_records
 
 HUMAN = "human"
 DEFAULT_HINT = "ismcts:time=1"
@@ -111,40 +112,13 @@ def placement_score(view: PlayerView, action: int, rng: np.random.Generator) -> 
 def load_record(path: str | Path, game: int | None = None) -> dict:
     """A game record from a .json file (one record) or a games.jsonl (the record with id
     `game`, default the first). Raises ValueError naming the problem."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / "games.jsonl"
-    if not path.is_file():
-        raise ValueError(f"no such game record file: {path}")
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"cannot read game record {path}: {exc}") from exc
-    records = _parse_records(text, path)
+    records = read_records(path)
     if game is None:
         return records[0]
     for rec in records:
         if rec.get("game") == game:
             return rec
     raise ValueError(f"game {game} is not in {path} (games there: {[r.get('game') for r in records]})")
-
-
-def _parse_records(text: str, path: Path) -> list[dict]:
-    try:
-        whole = json.loads(text)
-        records = whole if isinstance(whole, list) else [whole]
-    except json.JSONDecodeError:
-        records = []
-        for n, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    records.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path}, line {n}: not JSON ({exc.msg})") from None
-    records = [r for r in records if isinstance(r, dict)]
-    if not records:
-        raise ValueError(f"{path} holds no game record")
-    return records
 
 
 def check_record(record) -> tuple[list[int], int, bool, list[int]]:
