@@ -132,8 +132,11 @@ def same_games(a: dict, b: dict) -> bool:
     return a.keys() == b.keys() and all({k: a[g][k] for k in keys} == {k: b[g][k] for k in keys} for g in a)
 
 
-def timed_selfplay(executor: str, spec: str, games: int, workers: int, seed: int) -> dict:
-    """One self-play generation's games on `executor`: the games, wall and CPU seconds."""
+SIDES = ("process", "ray")
+
+
+def timed_selfplay(executor: str, spec: str, games: int, workers: int, seed: int) -> tuple[dict, object]:
+    """One self-play generation's games on `executor`: (figures, the games)."""
     from training.teacher import teacher_games
 
     sampler = CpuSampler()
@@ -141,68 +144,100 @@ def timed_selfplay(executor: str, spec: str, games: int, workers: int, seed: int
     data = teacher_games(spec, games, seed, workers=workers, progress=False, executor=executor)
     seconds = time.perf_counter() - start
     cpu = sampler.stop()
-    return {"data": data, "seconds": round(seconds, 2), "games_per_s": games / seconds,
-            "cpu_seconds_per_game": cpu / games}
+    return {"seconds": round(seconds, 2), "games_per_s": games / seconds, "cpu_seconds_per_game": cpu / games}, data
 
 
-def selfplay_main(args) -> dict:
+def timed_tournament(backend: str, jobs: list, workers: int, limits, skip: int) -> tuple[dict, dict]:
+    """A tournament's jobs on `backend`: (figures, the game records)."""
+    run = timed_run(backend, jobs, workers, limits, skip)
+    return dict(rates(run["stamps"], skip), cpu_seconds_per_game=run["cpu_seconds_per_game"]), run["records"]
+
+
+def same_selfplay(a, b) -> bool:
     import numpy as np
+
+    return all(np.array_equal(getattr(a, key), getattr(b, key)) for key in ("policy", "final_info"))
+
+
+def compare(args, warm_specs: list[str], play, same) -> tuple[list[dict], float]:
+    """`play(side)` -> (figures, games) for the process pool then Ray, `--repeats` times
+    alternated (a change in the machine's load hits both sides), on one local Ray started
+    first (its start timed apart). Both sides must play the same games. Returns the runs'
+    figures and ray.init's seconds."""
     import ray
 
     from evaluation.ray_executor import warm_node
 
-    warm_node((), [args.spec])  # a cold numba cache is compiled here, outside both timings
+    warm_node((), warm_specs)  # a cold numba cache is compiled here, outside every timing
     start = time.perf_counter()
     ray.init(num_cpus=args.workers, include_dashboard=False, logging_level="warning")
     ray_init = time.perf_counter() - start
     runs = []
     try:
-        for _ in range(args.repeats):  # alternated, so a change in the machine's load hits both sides
-            process = timed_selfplay("process", args.spec, args.games, args.workers, args.seed)
-            on_ray = timed_selfplay("ray", args.spec, args.games, args.workers, args.seed)
-            mine, theirs = process.pop("data"), on_ray.pop("data")
-            if not all(np.array_equal(getattr(mine, key), getattr(theirs, key)) for key in ("policy", "final_info")):
+        for _ in range(args.repeats):
+            (process, mine), (on_ray, theirs) = play("process"), play("ray")
+            if not same(mine, theirs):
                 raise SystemExit("the process pool and Ray played different games")
             runs.append({"process": process, "ray": on_ray})
     finally:
         ray.shutdown()
+    return runs, ray_init
 
+
+def summarize(result: dict, runs: list[dict], workers: int, rate: str, ratios: tuple[str, ...]) -> dict:
+    """Medians per side, the `rate` per core, and the median of the runs' Ray/process ratios."""
     from benchmarks.machine import machine_info
 
-    result = {"machine": machine_info(), "mode": "selfplay", "spec": args.spec, "workers": args.workers,
-              "games": args.games, "pin_threads": args.pin_threads, "ray_init_seconds": round(ray_init, 2),
-              "runs": runs}
-    for side in ("process", "ray"):
+    result.update(machine=machine_info(), workers=workers, runs=runs)
+    for side in SIDES:
         result[side] = {key: median(run[side][key] for run in runs) for key in runs[0][side]}
-        result[side]["games_per_s_per_core"] = result[side]["games_per_s"] / args.workers
-    for key in ("games_per_s", "cpu_seconds_per_game"):
-        result[f"ratio_{key}"] = median(run["ray"][key] / run["process"][key] for run in runs)
-    if args.json:
-        print(json.dumps(result))
-    else:
-        print_selfplay_table(result)
+        value = result[side][rate]
+        result[side][f"{rate}_per_core"] = value / workers if value else None
+    for key in ratios:
+        result[f"ratio_{key}"] = median(run["ray"][key] / run["process"][key] for run in runs
+                                        if run["ray"][key] and run["process"][key])
     return result
 
 
-def print_selfplay_table(result: dict) -> None:
+def print_table(result: dict, title: str, columns: list[tuple[str, str, float]], rate: str, ratios) -> None:
+    """Every run's `columns` ((heading, key, scale)), the medians, and the ratios."""
     from benchmarks.machine import describe
 
+    def cell(value, scale, width):
+        return f"{(value or float('nan')) * scale:{width}.2f}"
+
     print(f"machine: {describe()}, load average {result['machine']['load_average']:.2f}")
-    print(f"self-play: {result['games']} games of {result['spec']} (chunks of 16), {result['workers']} worker(s), "
-          f"{len(result['runs'])} run(s) of each, alternated; threads pinned: {result['pin_threads']}; "
+    print(f"{title}; {len(result['runs'])} run(s) of each, alternated; threads pinned: {result['pin_threads']}; "
           f"ray.init took {result['ray_init_seconds']:.1f} s (not counted)")
-    print(f"  {'':8s} {'seconds':>8s} {'games/s':>8s} {'CPU ms/game':>12s}")
+    print(f"  {'':14s}" + "".join(f" {heading:>15s}" for heading, _, _ in columns))
     for n, run in enumerate(result["runs"]):
-        for side in ("process", "ray"):
-            r = run[side]
-            print(f"  {side:8s} {r['seconds']:8.1f} {r['games_per_s']:8.3f} "
-                  f"{1000 * r['cpu_seconds_per_game']:12.1f}   (run {n + 1})")
-    for side in ("process", "ray"):
+        for side in SIDES:
+            print(f"  {side:14s}" + "".join(f" {cell(run[side][key], scale, 15)}" for _, key, scale in columns)
+                  + f"   (run {n + 1})")
+    for side in SIDES:
         r = result[side]
-        print(f"  median {side}: {r['games_per_s']:.3f} games/s, {r['games_per_s_per_core']:.3f} per core; "
-              f"{1000 * r['cpu_seconds_per_game']:.1f} CPU ms a game (all processes of the run)")
-    for key in ("games_per_s", "cpu_seconds_per_game"):
-        print(f"  ray / process, {key.replace('_', ' ')} (median of the runs' ratios): {result[f'ratio_{key}']:.3f}")
+        print(f"  {'median ' + side:14s}" + "".join(f" {cell(r[key], scale, 15)}" for _, key, scale in columns)
+              + f"   {rate.replace('_', ' ')} per core {cell(r[f'{rate}_per_core'], 1, 6).strip()}")
+    for key in ratios:
+        ratio = result[f"ratio_{key}"]
+        print(f"  ray / process, {key.replace('_', ' ')} (median of the runs' ratios): "
+              + (f"{ratio:.3f}" if ratio else "n/a"))
+
+
+def selfplay_main(args) -> dict:
+    runs, ray_init = compare(args, [args.spec],
+                             lambda side: timed_selfplay(side, args.spec, args.games, args.workers, args.seed),
+                             same_selfplay)
+    ratios = ("games_per_s", "cpu_seconds_per_game")
+    result = summarize({"mode": "selfplay", "spec": args.spec, "games": args.games, "pin_threads": args.pin_threads,
+                        "ray_init_seconds": round(ray_init, 2)}, runs, args.workers, "games_per_s", ratios)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print_table(result, f"self-play: {args.games} games of {args.spec} (chunks of 16), {args.workers} worker(s)",
+                    [("seconds", "seconds", 1), ("games/s", "games_per_s", 1),
+                     ("CPU ms/game", "cpu_seconds_per_game", 1000)], "games_per_s", ratios)
+    return result
 
 
 def main(argv=None) -> dict:
@@ -230,10 +265,7 @@ def main(argv=None) -> dict:
             os.environ[var] = "1"
     if args.selfplay:
         return selfplay_main(args)
-    import ray
-
     from evaluation.config import EvalConfig
-    from evaluation.ray_executor import warm_node
     from evaluation.tournament import Schedule
 
     cfg = EvalConfig.from_dict({"agents": args.agents, "games": args.games, "seed": args.seed}).validate()
@@ -241,66 +273,20 @@ def main(argv=None) -> dict:
     jobs = [schedule.job(j) for j in range(schedule.num_jobs)]
     limits = cfg.time_limits()
     skip = min(args.skip * args.workers, len(jobs) - 1)
-
-    warm_node((), list(dict.fromkeys(cfg.agents)))  # a cold numba cache is compiled here, outside both timings
-    start = time.perf_counter()
-    ray.init(num_cpus=args.workers, include_dashboard=False, logging_level="warning")
-    ray_init = time.perf_counter() - start
-    runs = []
-    try:
-        for _ in range(args.repeats):  # alternated, so a change in the machine's load hits both sides
-            process = timed_run("process", jobs, args.workers, limits, skip)
-            on_ray = timed_run("ray", jobs, args.workers, limits, skip)
-            if not same_games(process["records"], on_ray["records"]):
-                raise SystemExit("the process pool and Ray played different games")
-            runs.append({side: dict(rates(run["stamps"], skip), cpu_seconds_per_game=run["cpu_seconds_per_game"])
-                         for side, run in (("process", process), ("ray", on_ray))})
-    finally:
-        ray.shutdown()
-
-    from benchmarks.machine import machine_info
-
-    result = {"machine": machine_info(), "agents": args.agents, "workers": args.workers, "games": len(jobs),
-              "pin_threads": args.pin_threads,
-              "skip": skip, "ray_init_seconds": round(ray_init, 2), "runs": runs}
-    for side in ("process", "ray"):
-        result[side] = {key: median(run[side][key] for run in runs) for key in runs[0][side]}
-        steady = result[side]["steady_games_per_s"]
-        result[side]["steady_games_per_s_per_core"] = steady / args.workers if steady else None
-    for key in ("steady_games_per_s", "overall_games_per_s", "cpu_seconds_per_game"):
-        result[f"ratio_{key}"] = median(run["ray"][key] / run["process"][key] for run in runs
-                                        if run["ray"][key] and run["process"][key])
+    runs, ray_init = compare(args, list(dict.fromkeys(cfg.agents)),
+                             lambda side: timed_tournament(side, jobs, args.workers, limits, skip), same_games)
+    ratios = ("steady_games_per_s", "overall_games_per_s", "cpu_seconds_per_game")
+    result = summarize({"agents": args.agents, "games": len(jobs), "pin_threads": args.pin_threads, "skip": skip,
+                        "ray_init_seconds": round(ray_init, 2)}, runs, args.workers, "steady_games_per_s", ratios)
     if args.json:
         print(json.dumps(result))
     else:
-        print_table(result)
+        print_table(result, f"{len(jobs)} games of {' vs '.join(args.agents)}, {args.workers} worker(s); the steady "
+                    f"rate leaves out the first {skip} games",
+                    [("seconds", "seconds", 1), ("overall games/s", "overall_games_per_s", 1),
+                     ("steady games/s", "steady_games_per_s", 1), ("CPU ms/game", "cpu_seconds_per_game", 1000)],
+                    "steady_games_per_s", ratios)
     return result
-
-
-def print_table(result: dict) -> None:
-    from benchmarks.machine import describe
-
-    print(f"machine: {describe()}, load average {result['machine']['load_average']:.2f}")
-    print(f"{result['games']} games of {' vs '.join(result['agents'])}, {result['workers']} worker(s), "
-          f"{len(result['runs'])} run(s) of each, alternated; the steady rate leaves out the first "
-          f"{result['skip']} games; threads pinned: {result['pin_threads']}; ray.init took {result['ray_init_seconds']:.1f} s (not counted)")
-    print(f"  {'':8s} {'seconds':>8s} {'overall games/s':>16s} {'steady games/s':>15s} {'CPU ms/game':>12s}")
-    for n, run in enumerate(result["runs"]):
-        for side in ("process", "ray"):
-            r = run[side]
-            print(f"  {side:8s} {r['seconds']:8.1f} {r['overall_games_per_s']:16.2f} "
-                  f"{r['steady_games_per_s'] or float('nan'):15.2f} "
-                  f"{1000 * (r['cpu_seconds_per_game'] or float('nan')):12.1f}   (run {n + 1})")
-    for side in ("process", "ray"):
-        r = result[side]
-        print(f"  median {side}: steady {r['steady_games_per_s'] or float('nan'):.2f} games/s, "
-              f"{r['steady_games_per_s_per_core'] or float('nan'):.2f} per core; overall "
-              f"{r['overall_games_per_s']:.2f} games/s; {1000 * (r['cpu_seconds_per_game'] or float('nan')):.1f} "
-              f"CPU ms a game (all processes of the run)")
-    for key in ("steady_games_per_s", "overall_games_per_s", "cpu_seconds_per_game"):
-        ratio = result[f"ratio_{key}"]
-        print(f"  ray / process, {key.replace('_', ' ')} (median of the runs' ratios): "
-              + (f"{ratio:.3f}" if ratio else "n/a"))
 
 
 if __name__ == "__main__":

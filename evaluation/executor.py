@@ -28,6 +28,7 @@ import multiprocessing as mp
 import os
 import signal
 import sys
+import threading
 import time
 import traceback
 from abc import ABC, abstractmethod
@@ -44,6 +45,7 @@ KILL_GRACE_FRACTION = 0.1  # plus this fraction of the budget (the pipe and sche
 # warm up a game's agents: a cold numba compile of the search kernels can take tens of
 # minutes on a busy machine, and must not be mistaken for a stuck agent.
 SETUP_TIME_LIMIT = 3600.0
+PARENT_CHECK_SECONDS = 0.5  # how often a worker checks that its parent is still alive
 
 
 @dataclass(frozen=True)
@@ -267,6 +269,7 @@ def _worker_main(conn, imports: list[str]) -> None:
     """A worker process: start up, then play each (job, limits) the parent sends, telling
     it before every move who moves with what budget."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops the pool
+    _exit_with_parent(os.getppid())
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(var, "1")  # one game per core: no nested thread pools
     try:
@@ -289,6 +292,19 @@ def _worker_main(conn, imports: list[str]) -> None:
             sent = len(actions)
 
         conn.send(("done", run_job(job, limits, on_move)))
+
+
+def _exit_with_parent(parent: int) -> None:
+    """End this worker as soon as its parent is gone, even in the middle of a move: a
+    parent killed outright (SIGKILL, ``ray.kill`` of the actor that ran it) cannot stop
+    it, and an orphan would play on alone, holding a core."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 def warm_up() -> None:

@@ -130,11 +130,13 @@ def _call(fn):
 
 
 # --- the generic pool ---------------------------------------------------------------------------
-@ray.remote(concurrency_groups={"control": 1})
+@ray.remote
 class _JobWorker:
-    """One pool actor: builds its handler once, then runs jobs with it, one at a time.
-    `close` runs in its own thread, so it can stop a handler that is busy with a job
-    (the tournament handler's game process would otherwise outlive the actor)."""
+    """One pool actor: builds its handler once, then runs jobs with it, one at a time, in
+    the order they were submitted (a plain actor: no concurrency groups, which would let
+    queued calls run out of order). An actor killed while busy takes the tournament
+    handler's game process with it: that process exits when its parent is gone
+    (`evaluation.executor`)."""
 
     def __init__(self, factory: Callable[[], Callable]):
         self.handler = factory()
@@ -145,7 +147,6 @@ class _JobWorker:
     def run(self, job):
         return self.handler(job)
 
-    @ray.method(concurrency_group="control")
     def close(self) -> None:
         close = getattr(self.handler, "close", None)
         if close is not None:
@@ -224,6 +225,10 @@ class RayJobPool:
                 try:
                     result = ray.get(ref)
                 except RayActorError as exc:
+                    # calls run in order: those that returned before the actor died are
+                    # results, and the loss is the first call still unfinished
+                    for task, finished in self._finished_calls(slot):
+                        yield task.job, finished
                     self._lost(slot, todo, f"its Ray worker died ({_first_line(exc)})")
                     continue
                 if ref == slot.starting:
@@ -269,6 +274,23 @@ class RayJobPool:
             self._slots.append(_Slot(actor, actor.ready.remote(), time.monotonic() + self.start_timeout))
             return self._slots[-1]
         return next((s for s in self._slots if len(s.calls) < CALLS_PER_ACTOR), None)
+
+    @staticmethod
+    def _finished_calls(slot: _Slot) -> list[tuple[_Task, Any]]:
+        """The leading calls of a dead actor that had returned, with their results (taken
+        off the slot)."""
+        finished = []
+        while slot.calls:
+            ref, task = slot.calls[0]
+            if not ray.wait([ref], timeout=0)[0]:
+                break
+            try:
+                result = ray.get(ref)
+            except RayActorError:
+                break
+            finished.append((task, result))
+            slot.calls.popleft()
+        return finished
 
     def _lost(self, slot: _Slot, todo: collections.deque, why: str) -> None:
         """An actor is gone: drop it and take its jobs back (the running one counts a loss)."""

@@ -273,3 +273,51 @@ def test_warm_up_does_not_change_how_an_agent_plays(spec):
             agent.warm_up()
         games.append(play_game([agent, agents.make("random")], random_deal(4), 2, seeds=[6, 7]).actions)
     assert games[0] == games[1]
+
+
+def test_a_worker_whose_parent_is_killed_exits_mid_move(tmp_path):
+    """A tournament worker outlives nothing: when the process that ran it is killed outright
+    (SIGKILL, or Ray killing an actor), the worker stops even in a move that never returns."""
+    import signal
+    import subprocess
+    import sys
+
+    script = f"""
+import sys
+sys.path.insert(0, {str(ROOT)!r})
+from evaluation.executor import ProcessExecutor, GameJob
+ex = ProcessExecutor(1, imports=[{THIS!r}, {HELPERS!r}])
+records = ex.map_jobs([GameJob(job_id=0, deal_seed=1, seating=("hang", "first"), seeds=(1, 2))])
+import threading
+threading.Thread(target=lambda: next(records), daemon=True).start()
+import time
+while not ex._workers or ex._workers[0].moving is None:  # until the hanging move has begun
+    time.sleep(0.1)
+print(ex._workers[0].process.pid, flush=True)
+time.sleep(600)
+"""
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        worker = int(parent.stdout.readline())
+        time.sleep(1.0)
+        os.kill(worker, 0)  # alive, stuck in its move
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=10)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if not _running(worker):
+                return
+            time.sleep(0.1)
+        os.kill(worker, signal.SIGKILL)
+        raise AssertionError("the worker played on after its parent was killed")
+    finally:
+        parent.kill()
+
+
+def _running(pid: int) -> bool:
+    """Whether the process runs (a zombie has exited, waiting for its new parent to reap it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
