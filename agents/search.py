@@ -78,16 +78,15 @@ from engine.determinize import SCRATCH_LEN as SAMPLER_SCRATCH_LEN
 from engine.determinize import sample_world
 
 from . import search_kernels as sk
+from . import search_parts as parts
 from .base import (Agent, boolean, choice, non_negative_int, number, positive_int, probability, register,
                    seconds, warm_up_view)
 from .policy_kernels import epsilon_threshold, greedy_ranking
-from .value_kernels import NO_EVALUATOR, NUM_FEATURES
 
 ROLLOUTS = ("random", "greedy", "epsilon")
 ROLLOUT_DEPTH = 4  # rollout placements at most, scored by the end-of-game guess
 EVALUATED_DEPTH = 1  # rollout placements before a network's fast evaluator scores the position
 EXPANSIONS = ("greedy", "policy", "random")
-_LOGS = sk.log_table()
 
 
 class MCTSAgent(Agent):
@@ -105,47 +104,40 @@ class MCTSAgent(Agent):
         self.c = number("c", c)
         self.rollout = choice("rollout", rollout, ROLLOUTS)
         self.epsilon = probability("epsilon", epsilon)
-        self._epsilon = epsilon_threshold({"random": 1.0, "greedy": 0.0}.get(rollout, self.epsilon))
         self.safe = boolean("safe", safe)
         self.depth = non_negative_int("depth", depth)
         self.margin = number("margin", margin)
         self.expand = choice("expand", expand, EXPANSIONS)
         self.expand_after = non_negative_int("expand_after", expand_after)
         self.widen = number("widen", widen)
-        self._tree = sk.new_tree(self.iterations + 1 if self.time is None else 1 << 14)
-        self._sim_grid = np.zeros((layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16)
-        self._sim_info = np.zeros(layout.INFO_LEN, dtype=np.int64)
-        self._scratch = np.zeros(sk.SCRATCH_LEN, dtype=np.int64)
-        self._reward = np.zeros(4, dtype=np.float64)
-        self._order = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.int64)  # root expansion order
-        self._order_len = 0
-        self._prior = np.zeros(rules.NUM_ACTIONS, dtype=np.float64)  # root progressive bias (see _rank_root)
-        self._prior_weight = 0.0
+        self._params = parts.parameters(
+            self.c, leaf=parts.LEAF_ROLLOUT if self.depth == 0 else parts.LEAF_HEURISTIC, depth=self.depth,
+            epsilon=epsilon_threshold({"random": 1.0, "greedy": 0.0}.get(rollout, self.epsilon)), safe=self.safe,
+            margin=self.margin, expand=parts.EXPAND_RANDOM if expand == "random" else parts.EXPAND_GREEDY,
+            expand_after=self.expand_after, widen=self.widen)
+        self._tree = parts.new_tree(self.iterations + 1 if self.time is None else 1 << 14)
+        self._work = parts.new_workspace()
         self._keys = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.int64)
         self._rank_grid = np.zeros((layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16)
         self._rank_info = np.zeros(layout.INFO_LEN, dtype=np.int64)
         self._rank_scratch = np.zeros(128, dtype=np.int64)
-        self._value_net = NO_EVALUATOR  # a learned evaluator of cut rollouts (network-guided search)
-        self._value_features = np.zeros(NUM_FEATURES, dtype=np.float64)
-        self._value_hidden = np.zeros((3, 1), dtype=np.float64)
-        self._value_best = np.zeros(4, dtype=np.int64)
         self.last_iterations = 0  # simulations run for the last move (for benchmarks)
         self._act_started = 0.0
 
     # --- the budget -------------------------------------------------------------------------
     def _run(self, grid, info, observer, iterations, seconds, rng):
         """Search from a fresh tree; returns (rng, iterations run)."""
-        nodes, values, meta = self._tree
-        sk.reset_tree(nodes, values, meta)
+        tree = self._tree
+        sk.reset_tree(tree.nodes, tree.values, tree.meta)
         if seconds is None:
-            if nodes.shape[0] < iterations + 1:
-                self._tree = nodes, values, meta = self._grow(iterations + 1)
+            if tree.nodes.shape[0] < iterations + 1:
+                self._tree = parts.grown(tree, iterations + 1)
             return self._call(grid, info, observer, iterations, rng), iterations
         deadline = _time.perf_counter() + seconds
         done, chunk = 0, 16
         while True:
-            if meta[sk.COUNT] + chunk > nodes.shape[0]:
-                self._tree = nodes, values, meta = self._grow(2 * (meta[sk.COUNT] + chunk))
+            if self._tree.meta[parts.COUNT] + chunk > self._tree.nodes.shape[0]:
+                self._tree = parts.grown(self._tree, 2 * (int(self._tree.meta[parts.COUNT]) + chunk))
             start = _time.perf_counter()
             rng = self._call(grid, info, observer, chunk, rng)
             done += chunk
@@ -159,32 +151,17 @@ class MCTSAgent(Agent):
     def use_evaluator(self, packed: np.ndarray) -> None:
         """Score rollouts cut before the game's end with a packed `agents.value_kernels`
         MLP instead of as if the game had ended there."""
-        self._value_net = np.ascontiguousarray(packed, dtype=np.float64)
-        width = int(max(packed[1], packed[2], packed[3])) if len(packed) else 1
-        self._value_hidden = np.zeros((3, width), dtype=np.float64)
-
-    def _grow(self, capacity):
-        nodes, values, meta = self._tree
-        new = sk.new_tree(capacity)
-        count = int(meta[sk.COUNT])
-        new[0][:count] = nodes[:count]
-        new[1][:count] = values[:count]
-        new[2][:] = meta
-        return new
+        self._work = parts.new_workspace(packed)
+        if self.depth > 0:
+            self._params[parts.P_LEAF] = parts.LEAF_EVALUATOR
 
     def _call(self, grid, info, observer, iterations, rng):
-        nodes, values, meta = self._tree
-        return sk.search(grid, info, observer, iterations, self.c, self._epsilon, self.safe, self.depth, self.margin,
-                         self.expand != "random", self.expand_after, self.widen,
-                         self._order, self._order_len, self._prior, self._prior_weight, np.uint64(rng),
-                         nodes, values, meta, self._sim_grid,
-                         self._sim_info, self._scratch, self._reward, _LOGS, self._value_net,
-                         self._value_features, self._value_hidden, self._value_best)
+        return sk.search(grid, info, observer, iterations, self._params, np.uint64(rng), self._tree, self._work)
 
     def _root_stats(self, seat):
         """(actions, visits, summed value for `seat`) of the root's children."""
-        nodes, values, meta = self._tree
-        count = int(meta[sk.COUNT])
+        nodes, values, meta = self._tree.nodes, self._tree.values, self._tree.meta
+        count = int(meta[parts.COUNT])
         kids = np.nonzero(nodes[1:count, sk.PARENT] == sk.ROOT)[0] + 1
         return nodes[kids, sk.ACTION], nodes[kids, sk.VISITS], values[kids, seat]
 
@@ -224,7 +201,7 @@ class MCTSAgent(Agent):
             visits = np.zeros(rules.NUM_ACTIONS, dtype=np.int64)
             visits[legal[0]] = 1
             return int(legal[0]), visits, np.zeros(rules.NUM_ACTIONS)
-        self._order_len = 0
+        self._tree.meta[parts.ORDER_LEN] = 0
         if self._ranks_root():
             self._rank_root(view)
         visits, value_sums = self._search(view)
@@ -235,13 +212,13 @@ class MCTSAgent(Agent):
         return self.expand == "greedy"
 
     def _rank_root(self, view) -> None:
-        """Set the order in which the root's children are expanded (`_order[:_order_len]`):
+        """Set the order in which the root's children are expanded (the tree's `order`):
         best greedy key first. Network-guided search overrides this with its policy."""
         grid, info = view.public_arrays()
-        n = greedy_ranking(grid, info, self._rank_grid, self._rank_info, self._rank_scratch,
-                           self._order, self._keys)
-        self._order[:n] = self._order[:n][np.lexsort((self._order[:n], -self._keys[:n]))]
-        self._order_len = n
+        order = self._tree.order
+        n = greedy_ranking(grid, info, self._rank_grid, self._rank_info, self._rank_scratch, order, self._keys)
+        order[:n] = order[:n][np.lexsort((order[:n], -self._keys[:n]))]
+        self._tree.meta[parts.ORDER_LEN] = n
 
     def _search(self, view):
         """Per-action (visits, value sums) arrays of length NUM_ACTIONS."""
@@ -292,7 +269,7 @@ class ISMCTSAgent(MCTSAgent):
             depth = EVALUATED_DEPTH if packed is not None else ROLLOUT_DEPTH
         super().__init__(depth=depth, **kwargs)
         if self._guide is not None:
-            self._prior_weight = self.prior
+            self._params[parts.P_PRIOR_WEIGHT] = self.prior
         if packed is not None:
             self.use_evaluator(packed)
 
@@ -303,12 +280,13 @@ class ISMCTSAgent(MCTSAgent):
         if self._guide is None:
             super()._rank_root(view)
             return
-        order, prior = self._guide.root_order(view, with_prior=self._prior_weight > 0)
-        self._order[: len(order)] = order
-        self._order_len = len(order)
+        order, prior = self._guide.root_order(view, with_prior=self._params[parts.P_PRIOR_WEIGHT] > 0)
+        self._tree.order[: len(order)] = order
+        self._tree.meta[parts.ORDER_LEN] = len(order)
         if prior is not None:
-            self._prior[:] = 0.0
-            self._prior[order] = prior
+            root_prior = self._tree.priors[0]
+            root_prior[:] = 0.0
+            root_prior[order] = prior
 
     def _search(self, view):
         grid, info = view.public_arrays()
@@ -325,8 +303,8 @@ class PIMCAgent(MCTSAgent):
         self.determinizations = positive_int("determinizations", determinizations)
         self.check_arguments({"time": self.time, "iterations": self.iterations,
                               "determinizations": self.determinizations})
-        self._world_grid = np.zeros_like(self._sim_grid)
-        self._world_info = np.zeros_like(self._sim_info)
+        self._world_grid = np.zeros_like(self._work.grid)
+        self._world_info = np.zeros_like(self._work.info)
         self._sampler_scratch = np.zeros(SAMPLER_SCRATCH_LEN, dtype=np.int64)
 
     @classmethod
