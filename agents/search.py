@@ -11,9 +11,9 @@ Three ways to search a position whose other hands and bag are hidden:
 * ``cheat`` (alias ``cheating_mcts``) — UCT on the true state (every hand and the bag
   order): an upper-bound baseline, marked ``cheating = True``.
 
-All three share one numba kernel (`agents.search_kernels.search`, where the algorithm
-is written out); this module parses parameters, sizes the tree, spends the budget and
-picks the action: the root child with the most visits (ties: the best mean reward for
+All three run on the one search core (`agents.search_kernels`, where the algorithm is
+written out, with its parts chosen in `agents.search_parts`); this module parses
+parameters, sizes the tree, spends the budget and picks the action: the root child with the most visits (ties: the best mean reward for
 the mover, then the lowest action id).
 
 Parameters (spec ``name:key=value,...``), defaults tuned on duplicate matches against
@@ -22,7 +22,10 @@ Parameters (spec ``name:key=value,...``), defaults tuned on duplicate matches ag
 ================ ========= ===========================================================
 iterations       1000      simulations per move (ignored when `time` is given)
 time             none      seconds per move instead of a fixed number of iterations
-c                0.5       UCB exploration constant (rewards are in [-1 - margin, 1 + margin])
+selection        ucb       ``ucb``: UCB1 with availability counts; ``puct``: AlphaZero's PUCT
+                           with a prior (a network's policy at the root, else uniform)
+c                0.5       exploration constant (rewards are in [-1 - margin, 1 + margin]);
+                           1.5 with selection=puct
 rollout          epsilon   rollout policy: ``random``, ``greedy`` or ``epsilon`` (greedy
                            with probability 1 - epsilon, else a random placement)
 epsilon          0.1       random-move probability of the ``epsilon`` rollout
@@ -54,10 +57,17 @@ placements (default 1 instead of 4) and the evaluator scores the position reache
 numba (`agents.value_kernels`), instead of the guess that the current leader wins.
 The network call counts in ``time``.
 
+With ``leaf=value`` no rollout is played: every simulation stops at the new leaf and the
+network's value scores it (its policy is the prior of the leaf's children), the search of
+AlphaZero over sampled worlds (`agents.lockstep`; selection defaults to ``puct``). Far
+fewer simulations fit in a move, one network call each.
+
 ================ ========= ===========================================================
 net              none      ismcts only: a checkpoint whose policy orders the root
-prior            0         weight of the network's progressive bias at the root
+prior            0         weight of the network's progressive bias at the root (UCB)
 evaluator        true      score cut rollouts with the network's fast evaluator
+leaf             rollout   ``rollout`` (cut rollouts, see above) or ``value`` (the
+                           network's value at every new leaf)
 device           cpu       where the network runs: cpu, cuda[:N] or auto
 ================ ========= ===========================================================
 
@@ -87,21 +97,26 @@ ROLLOUTS = ("random", "greedy", "epsilon")
 ROLLOUT_DEPTH = 4  # rollout placements at most, scored by the end-of-game guess
 EVALUATED_DEPTH = 1  # rollout placements before a network's fast evaluator scores the position
 EXPANSIONS = ("greedy", "policy", "random")
+SELECTIONS = tuple(parts.SELECTIONS)  # ucb, puct
+DEFAULT_C = {"ucb": 0.5, "puct": 1.5}
+LEAVES = ("rollout", "value")
 
 
 class MCTSAgent(Agent):
     """Shared budget handling and action choice; subclasses say which root to search."""
 
-    parameter_rules = {"rollout": partial(choice, allowed=ROLLOUTS), "expand": partial(choice, allowed=EXPANSIONS)}
+    parameter_rules = {"rollout": partial(choice, allowed=ROLLOUTS), "expand": partial(choice, allowed=EXPANSIONS),
+                       "selection": partial(choice, allowed=SELECTIONS)}
 
-    def __init__(self, iterations: int = 1000, time: float | None = None, c: float = 0.5,
+    def __init__(self, iterations: int = 1000, time: float | None = None, c: float | None = None,
                  rollout: str = "epsilon", epsilon: float = 0.1, safe: bool = True, depth: int = ROLLOUT_DEPTH,
                  margin: float = sk.MARGIN, expand: str = "greedy", expand_after: int = 40,
-                 widen: float = 0.5) -> None:
+                 widen: float = 0.5, selection: str = "ucb") -> None:
         super().__init__()
         self.iterations = positive_int("iterations", iterations)
         self.time = None if time is None else seconds("time", time)
-        self.c = number("c", c)
+        self.selection = choice("selection", selection, SELECTIONS)
+        self.c = number("c", DEFAULT_C[self.selection] if c is None else c)
         self.rollout = choice("rollout", rollout, ROLLOUTS)
         self.epsilon = probability("epsilon", epsilon)
         self.safe = boolean("safe", safe)
@@ -114,7 +129,7 @@ class MCTSAgent(Agent):
             self.c, leaf=parts.LEAF_ROLLOUT if self.depth == 0 else parts.LEAF_HEURISTIC, depth=self.depth,
             epsilon=epsilon_threshold({"random": 1.0, "greedy": 0.0}.get(rollout, self.epsilon)), safe=self.safe,
             margin=self.margin, expand=parts.EXPAND_RANDOM if expand == "random" else parts.EXPAND_GREEDY,
-            expand_after=self.expand_after, widen=self.widen)
+            expand_after=self.expand_after, widen=self.widen, selection=parts.SELECTIONS[self.selection])
         self._tree = parts.new_tree(self.iterations + 1 if self.time is None else 1 << 14)
         self._work = parts.new_workspace()
         self._keys = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.int64)
@@ -202,10 +217,18 @@ class MCTSAgent(Agent):
             visits[legal[0]] = 1
             return int(legal[0]), visits, np.zeros(rules.NUM_ACTIONS)
         self._tree.meta[parts.ORDER_LEN] = 0
+        if self.selection == "puct" and not self._has_root_prior():
+            self._tree.priors[0, :] = 0.0
+            placements = [a for a in legal if a < rules.NUM_ACTIONS]
+            self._tree.priors[0, placements] = 1.0 / len(placements)
         if self._ranks_root():
             self._rank_root(view)
         visits, value_sums = self._search(view)
         return self._best(visits, value_sums), visits, value_sums
+
+    def _has_root_prior(self) -> bool:
+        """Whether `_rank_root` sets the root prior (a network's policy)."""
+        return False
 
     def _ranks_root(self) -> bool:
         """Whether the root's children are expanded in a computed order (`_rank_root`)."""
@@ -245,18 +268,18 @@ class MCTSAgent(Agent):
 @register("ismcts")
 class ISMCTSAgent(MCTSAgent):
     """Single-observer information-set MCTS (see the module doc), optionally guided by a
-    trained network (`net`, `prior`, `evaluator`, `device`)."""
+    trained network (`net`, `prior`, `evaluator`, `device`, `leaf`)."""
 
     checkpoint_parameters = ("net",)
+    parameter_rules = {**MCTSAgent.parameter_rules, "leaf": partial(choice, allowed=LEAVES)}
 
     def __init__(self, net: str | None = None, prior: float = 0.0, evaluator: bool = True, device: str = "cpu",
-                 depth: int | None = None, **kwargs) -> None:
+                 leaf: str = "rollout", depth: int | None = None, selection: str | None = None, **kwargs) -> None:
         self.prior = number("prior", prior)
         boolean("evaluator", evaluator)
-        if net is None and (prior != 0.0 or not evaluator or device != "cpu"):
-            raise ValueError("prior, evaluator and device are parameters of a network-guided search: give net=PATH")
-        if self.prior < 0:
-            raise ValueError(f"prior must be >= 0, got {prior}")
+        self.leaf = choice("leaf", leaf, LEAVES)
+        self.check_arguments({"net": net, "prior": prior, "evaluator": evaluator, "device": device, "leaf": leaf,
+                              "depth": depth})
         self.net_path = net
         self._guide = None
         packed = None
@@ -264,23 +287,56 @@ class ISMCTSAgent(MCTSAgent):
             from .guide import NetworkGuide  # torch is only imported for a network-guided search
 
             self._guide = NetworkGuide(net, device)
-            packed = self._guide.packed_evaluator() if evaluator else None
+            packed = self._guide.packed_evaluator() if evaluator and leaf == "rollout" else None
         if depth is None:
             depth = EVALUATED_DEPTH if packed is not None else ROLLOUT_DEPTH
-        super().__init__(depth=depth, **kwargs)
+        if selection is None:
+            selection = "puct" if leaf == "value" else "ucb"
+        super().__init__(depth=depth, selection=selection, **kwargs)
         if self._guide is not None:
             self._params[parts.P_PRIOR_WEIGHT] = self.prior
         if packed is not None:
             self.use_evaluator(packed)
+        self._lockstep = self._value_search() if leaf == "value" else None
+
+    @classmethod
+    def check_arguments(cls, arguments) -> None:
+        a = arguments
+        if a["net"] is None and (a["prior"] != 0.0 or not a["evaluator"] or a["device"] != "cpu"
+                                 or a["leaf"] != "rollout"):
+            raise ValueError("prior, evaluator, device and leaf are parameters of a network-guided search: "
+                             "give net=PATH")
+        if a["prior"] < 0:
+            raise ValueError(f"prior must be >= 0, got {a['prior']}")
+        if a["leaf"] == "value" and (a["depth"] is not None or not a["evaluator"]):
+            raise ValueError("depth and evaluator are parameters of leaf=rollout (leaf=value scores every new "
+                             "leaf with the network's value)")
+
+    def _value_search(self):
+        """The network-valued search (`agents.lockstep`) of one root: a tree of `iterations`
+        simulations, or with `time` one that grows until the move's time is spent."""
+        from .lockstep import LockstepSearch
+
+        if self.time is None:
+            simulations, capacity = self.iterations, self.iterations + 1
+        else:
+            simulations, capacity = 10**9, max(self.iterations, 4096) + 1
+        return LockstepSearch(self._guide.policy, 1, simulations, self.c, max_nodes=capacity,
+                              selection=parts.SELECTIONS[self.selection], margin=0.0, prior_weight=self.prior,
+                              widen=self.widen if self.selection == "ucb" else 0.0)
+
+    def _has_root_prior(self) -> bool:
+        return self._guide is not None
 
     def _ranks_root(self) -> bool:
-        return self._guide is not None or super()._ranks_root()
+        return self._lockstep is None and (self._guide is not None or super()._ranks_root())
 
     def _rank_root(self, view) -> None:
         if self._guide is None:
             super()._rank_root(view)
             return
-        order, prior = self._guide.root_order(view, with_prior=self._params[parts.P_PRIOR_WEIGHT] > 0)
+        with_prior = self._params[parts.P_PRIOR_WEIGHT] > 0 or self.selection == "puct"
+        order, prior = self._guide.root_order(view, with_prior=with_prior)
         self._tree.order[: len(order)] = order
         self._tree.meta[parts.ORDER_LEN] = len(order)
         if prior is not None:
@@ -290,7 +346,15 @@ class ISMCTSAgent(MCTSAgent):
 
     def _search(self, view):
         grid, info = view.public_arrays()
-        return self._single_tree(grid, info, view.seat, view.seat)
+        if self._lockstep is None:
+            return self._single_tree(grid, info, view.seat, view.seat)
+        left = self._seconds_left()
+        deadline = None if left is None else _time.perf_counter() + left
+        visits, value_sums = self._lockstep.run(grid[None], info[None], np.ones(1, dtype=np.bool_),
+                                                np.array([self._seed64()], dtype=np.uint64), deadline=deadline,
+                                                with_values=True)
+        self.last_iterations = int(visits[0].sum())
+        return visits[0, : rules.NUM_ACTIONS], value_sums[0, : rules.NUM_ACTIONS]
 
 
 @register("pimc")

@@ -104,8 +104,9 @@ def _init_node(nodes, values, n, action, parent, next_sibling):
         values[n, s] = 0.0
 
 
-# The helpers below run once per simulation: compiled kernels called from the loop,
-# not inlined into it (each inlined loop adds seconds to its compile time).
+# `_pick_untried`, `descend` and `_rollout_leaf` run once per simulation: compiled kernels
+# called from the loop, not inlined into it (each inlined loop adds seconds to its compile
+# time); the selection steps, run at every level of the tree, are inlined into `descend`.
 @kernel
 def _pick_untried(grid, info, child_mask, num_legal, greedy, rng):
     """A legal action of this world that has no child yet: with `greedy`, the one the
@@ -181,7 +182,7 @@ def simulation_rewards(info, out, margin):
         out[s] += margin * np.tanh(lead / MARGIN_SCALE)
 
 
-@kernel
+@njit(inline="always", cache=True)
 def _ucb_step(tree, work, params, node, rng):
     """One UCB step of the descent at `node` (see the module doc): returns (rng, the
     child to follow or the new child, whether the descent stops there)."""
@@ -233,7 +234,7 @@ def _ucb_step(tree, work, params, node, rng):
     return rng, best, False
 
 
-@kernel
+@njit(inline="always", cache=True)
 def _puct_step(tree, work, params, node):
     """One PUCT step of the descent at `node`: (the child to follow or the new child,
     whether the descent stops there)."""
@@ -417,11 +418,15 @@ def backup_values(active, params, trees, works, leaf_priors, leaf_values):
 
 
 @kernel
-def root_visits(nodes, meta, out):
-    """out[b, a] = the visits of root child `a` of each of B stacked trees (0 if none)."""
+def root_stats(nodes, values, seats, visits, value_sums):
+    """visits[b, a] and value_sums[b, a] (summed reward of seats[b]) of root child `a`
+    of each of B stacked trees (0 where the root has no such child)."""
     for b in range(nodes.shape[0]):
-        out[b, :] = 0
+        visits[b, :] = 0
+        value_sums[b, :] = 0.0
         child = nodes[b, ROOT, FIRST_CHILD]
         while child != NO_NODE:
-            out[b, nodes[b, child, ACTION]] = nodes[b, child, VISITS]
+            a = nodes[b, child, ACTION]
+            visits[b, a] = nodes[b, child, VISITS]
+            value_sums[b, a] = values[b, child, seats[b]]
             child = nodes[b, child, NEXT_SIBLING]
