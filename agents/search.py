@@ -278,8 +278,11 @@ class ISMCTSAgent(MCTSAgent):
         self.prior = number("prior", prior)
         boolean("evaluator", evaluator)
         self.leaf = choice("leaf", leaf, LEAVES)
-        self.check_arguments({"net": net, "prior": prior, "evaluator": evaluator, "device": device, "leaf": leaf,
-                              "depth": depth})
+        self.check_arguments({"prior": prior, "evaluator": evaluator, "leaf": leaf, "depth": depth})
+        if net is None and (prior != 0.0 or not evaluator or device != "cpu" or leaf != "rollout"):
+            # (a config may check a search's parameters before it knows the network: not in check_arguments)
+            raise ValueError("prior, evaluator, device and leaf are parameters of a network-guided search: "
+                             "give net=PATH")
         self.net_path = net
         self._guide = None
         packed = None
@@ -302,10 +305,6 @@ class ISMCTSAgent(MCTSAgent):
     @classmethod
     def check_arguments(cls, arguments) -> None:
         a = arguments
-        if a["net"] is None and (a["prior"] != 0.0 or not a["evaluator"] or a["device"] != "cpu"
-                                 or a["leaf"] != "rollout"):
-            raise ValueError("prior, evaluator, device and leaf are parameters of a network-guided search: "
-                             "give net=PATH")
         if a["prior"] < 0:
             raise ValueError(f"prior must be >= 0, got {a['prior']}")
         if a["leaf"] == "value" and (a["depth"] is not None or not a["evaluator"]):

@@ -80,3 +80,8 @@ def test_the_parameter_record_names_every_part():
     assert record.shape == (parts.NUM_PARAMETERS,) and record.dtype == np.float64
     assert record[parts.P_C] == 1.5 and record[parts.P_SELECTION] == parts.SELECT_PUCT
     assert record[parts.P_LEAF] == parts.LEAF_VALUE and record[parts.P_DEPTH] == 2
+
+
+def test_value_leaves_need_a_network():
+    with pytest.raises(ValueError, match="give net=PATH"):
+        agents.make("ismcts:leaf=value")

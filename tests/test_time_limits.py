@@ -82,7 +82,6 @@ def test_a_time_budget_must_be_finite_and_positive(base, time):
     (f"ismcts:net={NET},leaf=sideways", "leaf must be one of rollout, value"),
     (f"ismcts:net={NET},selection=greedy", "selection must be one of ucb, puct"),
     (f"ismcts:net={NET},leaf=value,evaluator=false", "parameters of leaf=rollout"),
-    ("ismcts:leaf=value", "give net=PATH"),
     (f"alphazero:{NET}", "replaced by ismcts:net=PATH"),
     (f"checkpoint:{NET},temperature=nan", "temperature must be a finite non-negative number"),
     (f"checkpoint:{NET},temperature=-1", "temperature must be a finite non-negative number"),
