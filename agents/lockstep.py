@@ -64,13 +64,15 @@ class LockstepSearch:
 
     def run(self, root_grid: np.ndarray, root_info: np.ndarray, active: np.ndarray, rng_state: np.ndarray,
             rng: np.random.Generator | None = None, dirichlet: tuple[float, float] | None = None,
-            deadline: float | None = None, with_values: bool = False):
+            deadline: float | None = None, with_values: bool = False, simulations: int | None = None):
         """Search every active root; returns the root visit counts (B, the network's
         number of actions), and with `with_values` also the root children's summed
         values for the root's mover (same shape).
         `rng_state` (uint64 per root) drives the world sampling and is advanced in place.
         `dirichlet` = (alpha, fraction) adds root noise to the prior (needs `rng`);
-        `deadline` (time.perf_counter()) stops early, after at least one simulation."""
+        `deadline` (time.perf_counter()) stops early, after at least one simulation;
+        `simulations` overrides the constructor's number (a tree that fills up keeps
+        evaluating its leaves without growing)."""
         trees, works = self.trees, self.works
         sk.reset_trees(trees.nodes, trees.values, trees.meta)
         self._evaluate(root_grid, root_info, active)
@@ -78,7 +80,7 @@ class LockstepSearch:
         if dirichlet is not None and rng is not None:
             self._add_root_noise(active, rng, *dirichlet)
         observer = access.movers(root_info).astype(np.int64)
-        for _ in range(self.simulations):
+        for _ in range(self.simulations if simulations is None else simulations):
             sk.descend_batch(root_grid, root_info, active, observer, self.params, rng_state, trees, works)
             self._evaluate(works.grid, works.info, active)
             sk.backup_values(active, self.params, trees, works, self._priors, self._values)

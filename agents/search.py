@@ -316,11 +316,8 @@ class ISMCTSAgent(MCTSAgent):
         simulations, or with `time` one that grows until the move's time is spent."""
         from .lockstep import LockstepSearch
 
-        if self.time is None:
-            simulations, capacity = self.iterations, self.iterations + 1
-        else:
-            simulations, capacity = 10**9, max(self.iterations, 4096) + 1
-        return LockstepSearch(self._guide.policy, 1, simulations, self.c, max_nodes=capacity,
+        capacity = self.iterations + 1 if self.time is None else max(self.iterations, 4096) + 1
+        return LockstepSearch(self._guide.policy, 1, self.iterations, self.c, max_nodes=capacity,
                               selection=parts.SELECTIONS[self.selection], margin=0.0, prior_weight=self.prior,
                               widen=self.widen if self.selection == "ucb" else 0.0)
 
@@ -348,10 +345,13 @@ class ISMCTSAgent(MCTSAgent):
         if self._lockstep is None:
             return self._single_tree(grid, info, view.seat, view.seat)
         left = self._seconds_left()
-        deadline = None if left is None else _time.perf_counter() + left
+        if left is None:  # a fixed number of simulations
+            deadline, simulations = None, self.iterations
+        else:  # until the move's time is spent
+            deadline, simulations = _time.perf_counter() + left, 10**9
         visits, value_sums = self._lockstep.run(grid[None], info[None], np.ones(1, dtype=np.bool_),
                                                 np.array([self._seed64()], dtype=np.uint64), deadline=deadline,
-                                                with_values=True)
+                                                with_values=True, simulations=simulations)
         self.last_iterations = int(visits[0].sum())
         return visits[0, : rules.NUM_ACTIONS], value_sums[0, : rules.NUM_ACTIONS]
 

@@ -85,3 +85,10 @@ def test_the_parameter_record_names_every_part():
 def test_value_leaves_need_a_network():
     with pytest.raises(ValueError, match="give net=PATH"):
         agents.make("ismcts:leaf=value")
+
+
+def test_a_timed_value_search_warms_up_with_a_fixed_budget():
+    """warm_up searches two simulations without a clock: it must not wait for one."""
+    agent = agents.make(f"ismcts:net={NET},leaf=value,time=0.05", seed=0)
+    agent.warm_up()
+    assert agent.last_iterations == 2
