@@ -15,8 +15,7 @@ import time
 import numpy as np
 
 from engine import access, rules
-from engine.batch import batch_legal_mask
-from env.observation import OBS_SIZE, encode_batch
+from env.observation import OBS_SIZE
 
 from . import features
 from . import search_kernels as sk
@@ -50,12 +49,10 @@ class LockstepSearch:
         rows = np.flatnonzero(active & ~access.games_over(info))
         if len(rows) == 0:
             return
-        g, i = grid[rows], info[rows]
         obs, mask = self._obs[: len(rows)], self._mask[: len(rows)]
-        encode_batch(g, i, access.movers(i).copy(), obs)
-        batch_legal_mask(g, i, mask)
+        sk.encode_leaves(grid, info, rows, obs, mask)
         a = self.policy.num_actions
-        exposure = features.exposure(g, i) if self.policy.needs_exposure else None
+        exposure = features.exposure(grid, info, rows)[rows] if self.policy.needs_exposure else None
         logits, values = self.policy.logits_values(obs, mask[:, :a], exposure)
         width = min(a, rules.NUM_ACTIONS)
         self._priors[rows] = 0.0

@@ -55,10 +55,11 @@ from numba import njit
 from engine import access, rules
 from engine.determinize import deal_unseen, unseen_tiles
 from engine.kernels import (
-    apply_action, copy_state, count_placements, kernel, legal_placements, lowest_bit_index, open_cells,
+    apply_action, copy_state, count_placements, kernel, legal_mask, legal_placements, lowest_bit_index, open_cells,
     points_if_placed, rewards, rng_below, without_lowest_bit,
 )
 from engine.layout import CELL_OF_PAD
+from env.observation import encode_into
 
 from .policy_kernels import rollout, safe_values
 from .search_parts import (
@@ -430,3 +431,13 @@ def root_stats(nodes, values, seats, visits, value_sums):
             visits[b, a] = nodes[b, child, VISITS]
             value_sums[b, a] = values[b, child, seats[b]]
             child = nodes[b, child, NEXT_SIBLING]
+
+
+@kernel
+def encode_leaves(grid, info, rows, obs, masks):
+    """obs[i] and masks[i]: the observation and legal mask of game rows[i], from the seat
+    to move there (LEAF_VALUE: what the network reads), one core, no thread pool."""
+    for i in range(rows.shape[0]):
+        b = rows[i]
+        encode_into(grid[b], info[b], access.current_seat(info[b]), obs[i])
+        legal_mask(grid[b], info[b], masks[i])
