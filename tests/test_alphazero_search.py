@@ -41,3 +41,20 @@ def test_batched_search_visits_only_legal_actions_in_self_play_positions():
     for g, v in zip(games, visits):
         assert v.sum() == 24  # one leaf evaluated and backed up per simulation
         assert set(np.flatnonzero(v)) <= set(g.legal_actions())
+
+
+def test_team_games_search_with_a_team_network():
+    """A team network has the show actions too: the search plays placements only, and its
+    visit counts have the network's width (the trainer's policy targets)."""
+    torch.manual_seed(0)
+    net = PolicyValueNet(NetConfig(channels=8, blocks=1, vector_hidden=8, head_hidden=8,
+                                   num_actions=rules.NUM_TEAM_ACTIONS))
+    games = [GameState.new(4, seed=s, team=True) for s in range(2)]
+    grid = np.stack([g.arrays[0] for g in games])
+    info = np.stack([g.arrays[1] for g in games])
+    search = LockstepSearch(NetPolicy(net), batch=2, simulations=16)
+    visits = search.run(grid, info, np.ones(2, dtype=bool), np.arange(2, dtype=np.uint64))
+    assert visits.shape == (2, rules.NUM_TEAM_ACTIONS)
+    for g, v in zip(games, visits):
+        assert v.sum() == 16
+        assert set(np.flatnonzero(v)) <= set(g.legal_actions()) - set(range(rules.NUM_ACTIONS, rules.NUM_TEAM_ACTIONS))
