@@ -13,6 +13,7 @@ from agents import search_parts as parts
 from agents.play import play_game
 from engine.deal import random_deal
 
+ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = Path(__file__).parent / "fixtures" / "search_moves.json"
 CASES = json.loads(FIXTURE.read_text())
 
@@ -22,13 +23,14 @@ def test_search_plays_the_recorded_moves(case):
     """Recorded by tests/fixtures/record_search_moves.py with the code before the core
     was restructured: every seat plays the spec on a fixed deal with fixed seeds."""
     n, d = case["num_players"], case["deal_seed"]
-    seats = [agents.make(case["spec"]) for _ in range(n)]
+    spec = case["spec"].replace("net=models/", f"net={ROOT / 'models'}/")  # from any working directory
+    seats = [agents.make(spec) for _ in range(n)]
     record = play_game(seats, random_deal(d), n, seeds=[100 * d + s for s in range(n)])
     assert record.error is None
     assert record.actions == case["actions"]
 
 
-NET = str(Path(__file__).resolve().parents[1] / "models" / "alphazero_2p_best.pt")
+NET = str(ROOT / "models" / "alphazero_2p_best.pt")
 
 
 def forced_win_view():
