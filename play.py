@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 DESCRIPTION = """\
-Play 24/7 against agents built from spec strings (greedy, ismcts:time=1, alphazero:PATH,...).
+Play 24/7 against agents built from spec strings (greedy, ismcts:time=1, ismcts:net=PATH,...).
 In the terminal, type moves as ROW COL VALUE or an action id; hint, undo, moves, help, quit.
 quit (or the end of the game) saves the game as a one-game games.jsonl: it opens again with
 --load, in the browser (Open record) and in `evaluate.py replay FILE --game 0`; a

@@ -98,11 +98,17 @@ BUILTIN_MODULES = {
     "cheat": "agents.search",
     "cheating_mcts": "agents.search",
     "checkpoint": "agents.neural",
-    "alphazero": "agents.alphazero",
     "selfplay": "agents.selfplay",
     "selfplay-policy": "agents.selfplay",
     "openspiel-ismcts": "agents.openspiel_bots",
     "openspiel-mcts": "agents.openspiel_bots",
+}
+
+
+# Names that no longer build an agent, and the spec that plays what they did.
+RETIRED = {
+    "alphazero": "ismcts:net=PATH (alphazero:PATH,leaf=rollout,... is ismcts:net=PATH,...; the PUCT search "
+                 "with the network's values at the leaves is ismcts:net=PATH,leaf=value)",
 }
 
 
@@ -172,6 +178,8 @@ def _resolve(spec: str) -> tuple[type, inspect.BoundArguments]:
     signature and checked against `PARAMETER_RULES` (values normalized)."""
     name, positional, kwargs = parse_spec(spec)
     _load_builtin(name)
+    if name in RETIRED:
+        raise ValueError(f"unknown agent {name!r} in spec {spec!r}: it was replaced by {RETIRED[name]}")
     if name not in _REGISTRY:
         raise ValueError(f"unknown agent {name!r} in spec {spec!r}; known agents: {', '.join(registered())}")
     cls = _REGISTRY[name]

@@ -11,9 +11,9 @@ Three ways to search a position whose other hands and bag are hidden:
 * ``cheat`` (alias ``cheating_mcts``) — UCT on the true state (every hand and the bag
   order): an upper-bound baseline, marked ``cheating = True``.
 
-All three share one numba kernel (`agents.search_kernels.search`, where the algorithm
-is written out); this module parses parameters, sizes the tree, spends the budget and
-picks the action: the root child with the most visits (ties: the best mean reward for
+All three run on the one search core (`agents.search_kernels`, where the algorithm is
+written out, with its parts chosen in `agents.search_parts`); this module parses
+parameters, sizes the tree, spends the budget and picks the action: the root child with the most visits (ties: the best mean reward for
 the mover, then the lowest action id).
 
 Parameters (spec ``name:key=value,...``), defaults tuned on duplicate matches against
@@ -22,7 +22,10 @@ Parameters (spec ``name:key=value,...``), defaults tuned on duplicate matches ag
 ================ ========= ===========================================================
 iterations       1000      simulations per move (ignored when `time` is given)
 time             none      seconds per move instead of a fixed number of iterations
-c                0.5       UCB exploration constant (rewards are in [-1 - margin, 1 + margin])
+selection        ucb       ``ucb``: UCB1 with availability counts; ``puct``: AlphaZero's PUCT
+                           with a prior (a network's policy at the root, else uniform)
+c                0.5       exploration constant (rewards are in [-1 - margin, 1 + margin]);
+                           1.5 with selection=puct
 rollout          epsilon   rollout policy: ``random``, ``greedy`` or ``epsilon`` (greedy
                            with probability 1 - epsilon, else a random placement)
 epsilon          0.1       random-move probability of the ``epsilon`` rollout
@@ -54,10 +57,17 @@ placements (default 1 instead of 4) and the evaluator scores the position reache
 numba (`agents.value_kernels`), instead of the guess that the current leader wins.
 The network call counts in ``time``.
 
+With ``leaf=value`` no rollout is played: every simulation stops at the new leaf and the
+network's value scores it (its policy is the prior of the leaf's children), the search of
+AlphaZero over sampled worlds (`agents.lockstep`; selection defaults to ``puct``). Far
+fewer simulations fit in a move, one network call each.
+
 ================ ========= ===========================================================
 net              none      ismcts only: a checkpoint whose policy orders the root
-prior            0         weight of the network's progressive bias at the root
+prior            0         weight of the network's progressive bias at the root (UCB)
 evaluator        true      score cut rollouts with the network's fast evaluator
+leaf             rollout   ``rollout`` (cut rollouts, see above) or ``value`` (the
+                           network's value at every new leaf)
 device           cpu       where the network runs: cpu, cuda[:N] or auto
 ================ ========= ===========================================================
 
@@ -78,74 +88,71 @@ from engine.determinize import SCRATCH_LEN as SAMPLER_SCRATCH_LEN
 from engine.determinize import sample_world
 
 from . import search_kernels as sk
+from . import search_parts as parts
 from .base import (Agent, boolean, choice, non_negative_int, number, positive_int, probability, register,
                    seconds, warm_up_view)
 from .policy_kernels import epsilon_threshold, greedy_ranking
-from .value_kernels import NO_EVALUATOR, NUM_FEATURES
 
 ROLLOUTS = ("random", "greedy", "epsilon")
 ROLLOUT_DEPTH = 4  # rollout placements at most, scored by the end-of-game guess
 EVALUATED_DEPTH = 1  # rollout placements before a network's fast evaluator scores the position
 EXPANSIONS = ("greedy", "policy", "random")
-_LOGS = sk.log_table()
+SELECTIONS = tuple(parts.SELECTIONS)  # ucb, puct
+DEFAULT_C = {"ucb": 0.5, "puct": 1.5}
+LEAVES = ("rollout", "value")
 
 
 class MCTSAgent(Agent):
     """Shared budget handling and action choice; subclasses say which root to search."""
 
-    parameter_rules = {"rollout": partial(choice, allowed=ROLLOUTS), "expand": partial(choice, allowed=EXPANSIONS)}
+    parameter_rules = {"rollout": partial(choice, allowed=ROLLOUTS), "expand": partial(choice, allowed=EXPANSIONS),
+                       "selection": partial(choice, allowed=SELECTIONS)}
 
-    def __init__(self, iterations: int = 1000, time: float | None = None, c: float = 0.5,
+    def __init__(self, iterations: int = 1000, time: float | None = None, c: float | None = None,
                  rollout: str = "epsilon", epsilon: float = 0.1, safe: bool = True, depth: int = ROLLOUT_DEPTH,
                  margin: float = sk.MARGIN, expand: str = "greedy", expand_after: int = 40,
-                 widen: float = 0.5) -> None:
+                 widen: float = 0.5, selection: str = "ucb") -> None:
         super().__init__()
         self.iterations = positive_int("iterations", iterations)
         self.time = None if time is None else seconds("time", time)
-        self.c = number("c", c)
+        self.selection = choice("selection", selection, SELECTIONS)
+        self.c = number("c", DEFAULT_C[self.selection] if c is None else c)
         self.rollout = choice("rollout", rollout, ROLLOUTS)
         self.epsilon = probability("epsilon", epsilon)
-        self._epsilon = epsilon_threshold({"random": 1.0, "greedy": 0.0}.get(rollout, self.epsilon))
         self.safe = boolean("safe", safe)
         self.depth = non_negative_int("depth", depth)
         self.margin = number("margin", margin)
         self.expand = choice("expand", expand, EXPANSIONS)
         self.expand_after = non_negative_int("expand_after", expand_after)
         self.widen = number("widen", widen)
-        self._tree = sk.new_tree(self.iterations + 1 if self.time is None else 1 << 14)
-        self._sim_grid = np.zeros((layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16)
-        self._sim_info = np.zeros(layout.INFO_LEN, dtype=np.int64)
-        self._scratch = np.zeros(sk.SCRATCH_LEN, dtype=np.int64)
-        self._reward = np.zeros(4, dtype=np.float64)
-        self._order = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.int64)  # root expansion order
-        self._order_len = 0
-        self._prior = np.zeros(rules.NUM_ACTIONS, dtype=np.float64)  # root progressive bias (see _rank_root)
-        self._prior_weight = 0.0
+        self._params = parts.parameters(
+            self.c, leaf=parts.LEAF_ROLLOUT if self.depth == 0 else parts.LEAF_HEURISTIC, depth=self.depth,
+            epsilon=epsilon_threshold({"random": 1.0, "greedy": 0.0}.get(rollout, self.epsilon)), safe=self.safe,
+            margin=self.margin, expand=parts.EXPAND_RANDOM if expand == "random" else parts.EXPAND_GREEDY,
+            expand_after=self.expand_after, widen=self.widen, selection=parts.SELECTIONS[self.selection])
+        self._tree = parts.new_tree(self.iterations + 1 if self.time is None else 1 << 14)
+        self._work = parts.new_workspace()
         self._keys = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.int64)
         self._rank_grid = np.zeros((layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16)
         self._rank_info = np.zeros(layout.INFO_LEN, dtype=np.int64)
         self._rank_scratch = np.zeros(128, dtype=np.int64)
-        self._value_net = NO_EVALUATOR  # a learned evaluator of cut rollouts (network-guided search)
-        self._value_features = np.zeros(NUM_FEATURES, dtype=np.float64)
-        self._value_hidden = np.zeros((3, 1), dtype=np.float64)
-        self._value_best = np.zeros(4, dtype=np.int64)
         self.last_iterations = 0  # simulations run for the last move (for benchmarks)
         self._act_started = 0.0
 
     # --- the budget -------------------------------------------------------------------------
     def _run(self, grid, info, observer, iterations, seconds, rng):
         """Search from a fresh tree; returns (rng, iterations run)."""
-        nodes, values, meta = self._tree
-        sk.reset_tree(nodes, values, meta)
+        tree = self._tree
+        sk.reset_tree(tree.nodes, tree.values, tree.meta)
         if seconds is None:
-            if nodes.shape[0] < iterations + 1:
-                self._tree = nodes, values, meta = self._grow(iterations + 1)
+            if tree.nodes.shape[0] < iterations + 1:
+                self._tree = parts.grown(tree, iterations + 1)
             return self._call(grid, info, observer, iterations, rng), iterations
         deadline = _time.perf_counter() + seconds
         done, chunk = 0, 16
         while True:
-            if meta[sk.COUNT] + chunk > nodes.shape[0]:
-                self._tree = nodes, values, meta = self._grow(2 * (meta[sk.COUNT] + chunk))
+            if self._tree.meta[parts.COUNT] + chunk > self._tree.nodes.shape[0]:
+                self._tree = parts.grown(self._tree, 2 * (int(self._tree.meta[parts.COUNT]) + chunk))
             start = _time.perf_counter()
             rng = self._call(grid, info, observer, chunk, rng)
             done += chunk
@@ -159,32 +166,17 @@ class MCTSAgent(Agent):
     def use_evaluator(self, packed: np.ndarray) -> None:
         """Score rollouts cut before the game's end with a packed `agents.value_kernels`
         MLP instead of as if the game had ended there."""
-        self._value_net = np.ascontiguousarray(packed, dtype=np.float64)
-        width = int(max(packed[1], packed[2], packed[3])) if len(packed) else 1
-        self._value_hidden = np.zeros((3, width), dtype=np.float64)
-
-    def _grow(self, capacity):
-        nodes, values, meta = self._tree
-        new = sk.new_tree(capacity)
-        count = int(meta[sk.COUNT])
-        new[0][:count] = nodes[:count]
-        new[1][:count] = values[:count]
-        new[2][:] = meta
-        return new
+        self._work = parts.new_workspace(packed)
+        if self.depth > 0:
+            self._params[parts.P_LEAF] = parts.LEAF_EVALUATOR
 
     def _call(self, grid, info, observer, iterations, rng):
-        nodes, values, meta = self._tree
-        return sk.search(grid, info, observer, iterations, self.c, self._epsilon, self.safe, self.depth, self.margin,
-                         self.expand != "random", self.expand_after, self.widen,
-                         self._order, self._order_len, self._prior, self._prior_weight, np.uint64(rng),
-                         nodes, values, meta, self._sim_grid,
-                         self._sim_info, self._scratch, self._reward, _LOGS, self._value_net,
-                         self._value_features, self._value_hidden, self._value_best)
+        return sk.search(grid, info, observer, iterations, self._params, np.uint64(rng), self._tree, self._work)
 
     def _root_stats(self, seat):
         """(actions, visits, summed value for `seat`) of the root's children."""
-        nodes, values, meta = self._tree
-        count = int(meta[sk.COUNT])
+        nodes, values, meta = self._tree.nodes, self._tree.values, self._tree.meta
+        count = int(meta[parts.COUNT])
         kids = np.nonzero(nodes[1:count, sk.PARENT] == sk.ROOT)[0] + 1
         return nodes[kids, sk.ACTION], nodes[kids, sk.VISITS], values[kids, seat]
 
@@ -224,24 +216,32 @@ class MCTSAgent(Agent):
             visits = np.zeros(rules.NUM_ACTIONS, dtype=np.int64)
             visits[legal[0]] = 1
             return int(legal[0]), visits, np.zeros(rules.NUM_ACTIONS)
-        self._order_len = 0
+        self._tree.meta[parts.ORDER_LEN] = 0
+        if self.selection == "puct" and not self._has_root_prior():
+            self._tree.priors[0, :] = 0.0
+            placements = [a for a in legal if a < rules.NUM_ACTIONS]
+            self._tree.priors[0, placements] = 1.0 / len(placements)
         if self._ranks_root():
             self._rank_root(view)
         visits, value_sums = self._search(view)
         return self._best(visits, value_sums), visits, value_sums
+
+    def _has_root_prior(self) -> bool:
+        """Whether `_rank_root` sets the root prior (a network's policy)."""
+        return False
 
     def _ranks_root(self) -> bool:
         """Whether the root's children are expanded in a computed order (`_rank_root`)."""
         return self.expand == "greedy"
 
     def _rank_root(self, view) -> None:
-        """Set the order in which the root's children are expanded (`_order[:_order_len]`):
+        """Set the order in which the root's children are expanded (the tree's `order`):
         best greedy key first. Network-guided search overrides this with its policy."""
         grid, info = view.public_arrays()
-        n = greedy_ranking(grid, info, self._rank_grid, self._rank_info, self._rank_scratch,
-                           self._order, self._keys)
-        self._order[:n] = self._order[:n][np.lexsort((self._order[:n], -self._keys[:n]))]
-        self._order_len = n
+        order = self._tree.order
+        n = greedy_ranking(grid, info, self._rank_grid, self._rank_info, self._rank_scratch, order, self._keys)
+        order[:n] = order[:n][np.lexsort((order[:n], -self._keys[:n]))]
+        self._tree.meta[parts.ORDER_LEN] = n
 
     def _search(self, view):
         """Per-action (visits, value sums) arrays of length NUM_ACTIONS."""
@@ -268,18 +268,21 @@ class MCTSAgent(Agent):
 @register("ismcts")
 class ISMCTSAgent(MCTSAgent):
     """Single-observer information-set MCTS (see the module doc), optionally guided by a
-    trained network (`net`, `prior`, `evaluator`, `device`)."""
+    trained network (`net`, `prior`, `evaluator`, `device`, `leaf`)."""
 
     checkpoint_parameters = ("net",)
+    parameter_rules = {**MCTSAgent.parameter_rules, "leaf": partial(choice, allowed=LEAVES)}
 
     def __init__(self, net: str | None = None, prior: float = 0.0, evaluator: bool = True, device: str = "cpu",
-                 depth: int | None = None, **kwargs) -> None:
+                 leaf: str = "rollout", depth: int | None = None, selection: str | None = None, **kwargs) -> None:
         self.prior = number("prior", prior)
         boolean("evaluator", evaluator)
-        if net is None and (prior != 0.0 or not evaluator or device != "cpu"):
-            raise ValueError("prior, evaluator and device are parameters of a network-guided search: give net=PATH")
-        if self.prior < 0:
-            raise ValueError(f"prior must be >= 0, got {prior}")
+        self.leaf = choice("leaf", leaf, LEAVES)
+        self.check_arguments({"prior": prior, "evaluator": evaluator, "leaf": leaf, "depth": depth})
+        if net is None and (prior != 0.0 or not evaluator or device != "cpu" or leaf != "rollout"):
+            # (a config may check a search's parameters before it knows the network: not in check_arguments)
+            raise ValueError("prior, evaluator, device and leaf are parameters of a network-guided search: "
+                             "give net=PATH")
         self.net_path = net
         self._guide = None
         packed = None
@@ -287,32 +290,70 @@ class ISMCTSAgent(MCTSAgent):
             from .guide import NetworkGuide  # torch is only imported for a network-guided search
 
             self._guide = NetworkGuide(net, device)
-            packed = self._guide.packed_evaluator() if evaluator else None
+            packed = self._guide.packed_evaluator() if evaluator and leaf == "rollout" else None
         if depth is None:
             depth = EVALUATED_DEPTH if packed is not None else ROLLOUT_DEPTH
-        super().__init__(depth=depth, **kwargs)
+        if selection is None:
+            selection = "puct" if leaf == "value" else "ucb"
+        super().__init__(depth=depth, selection=selection, **kwargs)
         if self._guide is not None:
-            self._prior_weight = self.prior
+            self._params[parts.P_PRIOR_WEIGHT] = self.prior
         if packed is not None:
             self.use_evaluator(packed)
+        self._lockstep = self._value_search() if leaf == "value" else None
+
+    @classmethod
+    def check_arguments(cls, arguments) -> None:
+        a = arguments
+        if a["prior"] < 0:
+            raise ValueError(f"prior must be >= 0, got {a['prior']}")
+        if a["leaf"] == "value" and (a["depth"] is not None or not a["evaluator"]):
+            raise ValueError("depth and evaluator are parameters of leaf=rollout (leaf=value scores every new "
+                             "leaf with the network's value)")
+
+    def _value_search(self):
+        """The network-valued search (`agents.lockstep`) of one root: a tree of `iterations`
+        simulations, or with `time` one that grows until the move's time is spent."""
+        from .lockstep import LockstepSearch
+
+        capacity = self.iterations + 1 if self.time is None else max(self.iterations, 4096) + 1
+        return LockstepSearch(self._guide.policy, 1, self.iterations, self.c, max_nodes=capacity,
+                              selection=parts.SELECTIONS[self.selection], margin=0.0, prior_weight=self.prior,
+                              widen=self.widen if self.selection == "ucb" else 0.0)
+
+    def _has_root_prior(self) -> bool:
+        return self._guide is not None
 
     def _ranks_root(self) -> bool:
-        return self._guide is not None or super()._ranks_root()
+        return self._lockstep is None and (self._guide is not None or super()._ranks_root())
 
     def _rank_root(self, view) -> None:
         if self._guide is None:
             super()._rank_root(view)
             return
-        order, prior = self._guide.root_order(view, with_prior=self._prior_weight > 0)
-        self._order[: len(order)] = order
-        self._order_len = len(order)
+        with_prior = self._params[parts.P_PRIOR_WEIGHT] > 0 or self.selection == "puct"
+        order, prior = self._guide.root_order(view, with_prior=with_prior)
+        self._tree.order[: len(order)] = order
+        self._tree.meta[parts.ORDER_LEN] = len(order)
         if prior is not None:
-            self._prior[:] = 0.0
-            self._prior[order] = prior
+            root_prior = self._tree.priors[0]
+            root_prior[:] = 0.0
+            root_prior[order] = prior
 
     def _search(self, view):
         grid, info = view.public_arrays()
-        return self._single_tree(grid, info, view.seat, view.seat)
+        if self._lockstep is None:
+            return self._single_tree(grid, info, view.seat, view.seat)
+        left = self._seconds_left()
+        if left is None:  # a fixed number of simulations
+            deadline, simulations = None, self.iterations
+        else:  # until the move's time is spent
+            deadline, simulations = _time.perf_counter() + left, 10**9
+        visits, value_sums = self._lockstep.run(grid[None], info[None], np.ones(1, dtype=np.bool_),
+                                                np.array([self._seed64()], dtype=np.uint64), deadline=deadline,
+                                                with_values=True, simulations=simulations)
+        self.last_iterations = int(visits[0].sum())
+        return visits[0, : rules.NUM_ACTIONS], value_sums[0, : rules.NUM_ACTIONS]
 
 
 @register("pimc")
@@ -325,8 +366,8 @@ class PIMCAgent(MCTSAgent):
         self.determinizations = positive_int("determinizations", determinizations)
         self.check_arguments({"time": self.time, "iterations": self.iterations,
                               "determinizations": self.determinizations})
-        self._world_grid = np.zeros_like(self._sim_grid)
-        self._world_info = np.zeros_like(self._sim_info)
+        self._world_grid = np.zeros_like(self._work.grid)
+        self._world_info = np.zeros_like(self._work.info)
         self._sampler_scratch = np.zeros(SAMPLER_SCRATCH_LEN, dtype=np.int64)
 
     @classmethod

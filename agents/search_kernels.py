@@ -1,52 +1,50 @@
-"""The MCTS simulation loop in numba, over a preallocated array tree (mctx-style).
+"""The one search core: Monte Carlo tree search in numba over a preallocated array tree
+(mctx-style), with pluggable selection, expansion order and leaf evaluation chosen by
+the named constants of `agents.search_parts` (where the tree, the workspace and the
+parameter record are laid out).
 
-One kernel, `search`, runs `iterations` of Monte Carlo tree search; Python only builds
-the tree arrays, slices a time budget into calls, and reads the root's children.
+Every simulation runs the same three steps, written once:
 
-Tree (capacity N nodes; node 0 is the root; children form a linked list):
+1. *World and descent* (`descend`). With ``observer >= 0`` (ISMCTS) a new
+   determinization is sampled from the root: the observer's view is kept, the other
+   hands, the bag order and the removed tiles are dealt afresh from the unseen tiles
+   (`engine.determinize`); chance (the draws) is thereby part of the world. With
+   ``observer = -1`` the root state is searched as it is (one perfect-information
+   world: PIMC, cheating). From the root, while the game is not over and the node is not
+   a young leaf (visited fewer than P_EXPAND_AFTER times; the root never is), the
+   children legal in this world get AVAIL += 1 and either one more child is *expanded*
+   (a new node; the descent stops there) or the best legal child is followed. Since
+   placements name their cell and value, the board is a function of the action path: a
+   child's legality only depends on the mover's hand in this world.
 
-    nodes   int64   (N, NODE_FIELDS)  ACTION, PARENT, FIRST_CHILD, NEXT_SIBLING, VISITS, AVAIL
-    values  float64 (N, 4)            sum of the backed-up reward of every seat
-    meta    int64   (META_LEN,)       COUNT = nodes in use
+   - SELECT_UCB: the availability-count UCB of single-observer ISMCTS (Cowling, Powley
+     & Whitehouse 2012), ``Q + c * sqrt(ln AVAIL / VISITS)``, where AVAIL (how often
+     the child was legal when its parent was visited) replaces the parent's visits so
+     that an action legal in few worlds is not over-explored; at the root plus the
+     progressive bias (Chaslot et al. 2008) ``prior_weight * prior[a] / (1 + VISITS)``.
+     A node gets a new child while it has fewer than its legal actions (with
+     progressive widening at most ``1 + widen * sqrt(VISITS)``); new children come in
+     a fixed order: at the root the tree's root order (the greedy ranking or a
+     network's policy), below it the rollout policy's preference (most minutes now,
+     then safe moves, ties at random) or uniformly at random.
+   - SELECT_PUCT: AlphaZero's ``Q + c * P(a) * sqrt(VISITS(node) + 1) / (1 + VISITS(a))``
+     over every action legal in this world, an action without a child counting as
+     Q = 0 and VISITS = 0; choosing one expands it.
 
-A node is an action sequence from the root. Its ACTION is the action leading to it,
-VISITS the simulations through it and AVAIL how often it was *available* (legal in the
-simulation's world) when its parent was visited: the availability count of
-single-observer ISMCTS (Cowling, Powley & Whitehouse 2012), which replaces the parent's
-visit count in UCB1 so that an action legal in few worlds is not over-explored:
+2. *Leaf evaluation.* LEAF_ROLLOUT / LEAF_HEURISTIC / LEAF_EVALUATOR: the epsilon-greedy
+   rollout (`policy_kernels.rollout`) to the end or for at most P_DEPTH placements, an
+   unfinished position scored by the learned evaluator (LEAF_EVALUATOR) or as if the
+   game had ended there. LEAF_VALUE: the descent stops at the leaf and returns; the
+   caller evaluates the leaves of B lockstep searches with a network in one call.
+3. *Backup* (`backup`): every node on the path gets VISITS += 1 and every seat's
+   reward added: the rewards of docs/rules.md (+1/-1/0; 3-4 players: the mean against
+   each other seat; teams: the team's result), plus ``margin * tanh(lead / 100)``
+   where ``lead`` is the seat's minutes minus the mean of the other seats' (teams: own
+   team minus the other team): a graded signal that separates moves far better than
+   win/loss alone when a simulation budget is small; or the network's values.
 
-    UCB(child) = values[child, mover] / VISITS + c * sqrt(ln AVAIL / VISITS)
-
-Each iteration:
-
-1. *World.* With ``observer >= 0`` (ISMCTS) a new determinization is sampled from the
-   root: the observer's view is kept, the other hands, the bag order and the removed
-   tiles are dealt afresh from the unseen tiles (`engine.determinize.sample_world`);
-   chance (the draws) is thereby part of the world. With ``observer = -1`` the root
-   state is searched as it is (UCT on one perfect-information world: PIMC, cheating).
-2. *Select.* From the root, while the game is not over and the node is not a young
-   leaf (visited fewer than `expand_after` times; the root never is): the children
-   legal in this world get AVAIL += 1; if fewer of them exist than the node may have
-   (all legal actions of this world, or with progressive widening at most
-   ``1 + widen * sqrt(VISITS)``), one more is *expanded* (a new node) and selection
-   stops; otherwise the legal child with the best UCB is followed. New children come
-   in a fixed order of preference: at the root the caller's `root_order` (the greedy
-   agent's ranking), below it the rollout policy's (most minutes now, then safe moves,
-   ties at random), or uniformly at random. Since placements name their cell and
-   value, the board is a function of the action path: a child's legality only depends
-   on the mover's hand in this world. A caller with a prior over the root's actions
-   (a policy network's) can add a *progressive bias* (Chaslot et al. 2008) to the root
-   children's UCB, ``prior_weight * root_prior[a] / (1 + VISITS)``: it steers the
-   first simulations and fades as the rollouts' evidence accumulates.
-3. *Rollout* with the epsilon-greedy policy (`policy_kernels.rollout`) to the end, or
-   for at most `max_placements` placements (then the position is scored as if the game
-   ended there).
-4. *Backup.* Every node on the path gets VISITS += 1 and every seat's reward added:
-   the rewards of docs/rules.md (+1/-1/0; 3-4 players: the mean against each other seat;
-   teams: the team's result) of the final (or cut-off) position, plus
-   ``margin * tanh(lead / 100)`` where ``lead`` is the seat's minutes minus the mean of
-   the other seats' (teams: own team minus the other team): a graded signal that
-   separates moves far better than win/loss alone when a simulation budget is small.
+`search` runs whole simulations (rollout leaves); `descend_batch` and `backup_values`
+are the two halves of a LEAF_VALUE step for B stacked trees.
 """
 
 from __future__ import annotations
@@ -57,52 +55,42 @@ from numba import njit
 from engine import access, rules
 from engine.determinize import deal_unseen, unseen_tiles
 from engine.kernels import (
-    apply_action, copy_state, count_placements, kernel, lowest_bit_index, open_cells,
+    apply_action, copy_state, count_placements, kernel, legal_mask, legal_placements, lowest_bit_index, open_cells,
     points_if_placed, rewards, rng_below, without_lowest_bit,
 )
 from engine.layout import CELL_OF_PAD
+from env.observation import encode_into
 
 from .policy_kernels import rollout, safe_values
+from .search_parts import (
+    COUNT, EXPAND_GREEDY, LEAF, LEAF_EVALUATOR, LEAF_IS_NEW, LEAF_ROLLOUT, ORDER_LEN, P_C, P_DEPTH, P_EPSILON,
+    P_EXPAND, P_EXPAND_AFTER, P_LEAF, P_MARGIN, P_PRIOR_WEIGHT, P_SAFE, P_SELECTION, P_WIDEN, SCRATCH_CHILD_MASK,
+    SCRATCH_COUNTS, SCRATCH_LEGAL, SCRATCH_TILES, SELECT_UCB, Tree, Workspace,
+)
 from .value_kernels import evaluate_position
 
 ACTION, PARENT, FIRST_CHILD, NEXT_SIBLING, VISITS, AVAIL = range(6)
-NODE_FIELDS = 6
-COUNT = 0
-META_LEN = 2
 ROOT = 0
 NO_NODE = -1
 MARGIN_SCALE = 100.0  # minutes; the margin term is margin * tanh(lead / MARGIN_SCALE)
 MARGIN = 0.5  # the search agents' default margin weight (the fast evaluator learns rewards with it)
 
-# int64 scratch layout: unseen counts and tiles, the child bitmask, the untried list
-_COUNTS = 0
-_TILES = 16
-_CHILD_MASK = 64  # 8 words: bit a = action a has a child
-SCRATCH_LEN = 72
-
 _PASS = rules.PASS_ACTION
 _MAX_VALUE = rules.MAX_VALUE
 
 
-def log_table(size: int = 1 << 16) -> np.ndarray:
-    """ln(n) for n < size (index 0 unused): UCB reads it instead of calling log."""
-    table = np.zeros(size, dtype=np.float64)
-    table[1:] = np.log(np.arange(1, size, dtype=np.float64))
-    return table
-
-
-def new_tree(capacity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Arrays for a tree of at most `capacity` nodes (`reset_tree` before each search)."""
-    return (np.zeros((capacity, NODE_FIELDS), dtype=np.int64),
-            np.zeros((capacity, 4), dtype=np.float64),
-            np.zeros(META_LEN, dtype=np.int64))
+@kernel
+def reset_tree(nodes, values, meta):
+    """Make the tree a lone root (the root order and prior are left as they are)."""
+    _init_node(nodes, values, ROOT, -1, NO_NODE, NO_NODE)
+    meta[COUNT] = 1
 
 
 @kernel
-def reset_tree(nodes, values, meta):
-    """Make the tree a lone root."""
-    _init_node(nodes, values, ROOT, -1, NO_NODE, NO_NODE)
-    meta[COUNT] = 1
+def reset_trees(nodes, values, meta):
+    """`reset_tree` for each of B stacked trees."""
+    for b in range(nodes.shape[0]):
+        reset_tree(nodes[b], values[b], meta[b])
 
 
 @njit(inline="always", cache=True)
@@ -117,8 +105,9 @@ def _init_node(nodes, values, n, action, parent, next_sibling):
         values[n, s] = 0.0
 
 
-# `_pick_untried` and `simulation_rewards` run once per simulation: compiled kernels called from
-# `search`, not inlined into it (each inlined loop adds seconds to its compile time).
+# `_pick_untried`, `descend` and `_rollout_leaf` run once per simulation: compiled kernels
+# called from the loop, not inlined into it (each inlined loop adds seconds to its compile
+# time); the selection steps, run at every level of the tree, are inlined into `descend`.
 @kernel
 def _pick_untried(grid, info, child_mask, num_legal, greedy, rng):
     """A legal action of this world that has no child yet: with `greedy`, the one the
@@ -167,6 +156,11 @@ def _first_untried(order, length, child_mask):
     return order[0]  # not reached: the root's untried actions are all in the order
 
 
+@njit(inline="always", cache=True)
+def _has_child(child_mask, a):
+    return (child_mask[a >> 6] >> (a & 63)) & 1 == 1
+
+
 @kernel
 def simulation_rewards(info, out, margin):
     """Every seat's reward at the end of a simulation, ended or cut (see the module doc)."""
@@ -189,88 +183,261 @@ def simulation_rewards(info, out, margin):
         out[s] += margin * np.tanh(lead / MARGIN_SCALE)
 
 
+@njit(inline="always", cache=True)
+def _ucb_step(tree, work, params, node, rng):
+    """One UCB step of the descent at `node` (see the module doc): returns (rng, the
+    child to follow or the new child, whether the descent stops there)."""
+    nodes, values, meta = tree.nodes, tree.values, tree.meta
+    grid, info = work.grid, work.info
+    child_mask = work.scratch[SCRATCH_CHILD_MASK:SCRATCH_CHILD_MASK + 8]
+    c = params[P_C]
+    prior_weight = params[P_PRIOR_WEIGHT]
+    logs = work.logs
+    num_logs = logs.shape[0]
+    seat = access.current_seat(info)
+    hand = access.hand_values(info, seat)
+    num_legal = count_placements(info)
+    for w in range(8):
+        child_mask[w] = 0
+    available = 0
+    best = NO_NODE
+    best_score = -np.inf
+    child = nodes[node, FIRST_CHILD]
+    while child != NO_NODE:
+        a = nodes[child, ACTION]
+        if (a == _PASS and num_legal == 0) or (a != _PASS and (hand >> (a % _MAX_VALUE + 1)) & 1):
+            available += 1
+            avail = nodes[child, AVAIL] + 1
+            nodes[child, AVAIL] = avail
+            child_mask[a >> 6] |= np.int64(1) << (a & 63)
+            inv = 1.0 / nodes[child, VISITS]
+            log_avail = logs[avail] if avail < num_logs else np.log(avail)
+            score = values[child, seat] * inv + c * np.sqrt(log_avail * inv)
+            if node == ROOT:
+                score += prior_weight * tree.priors[0, a] / (1.0 + nodes[child, VISITS])
+            if score > best_score:
+                best_score = score
+                best = child
+        child = nodes[child, NEXT_SIBLING]
+    limit = max(num_legal, 1)
+    widen = params[P_WIDEN]
+    if widen > 0.0:  # progressive widening
+        limit = min(limit, 1 + np.int64(widen * np.sqrt(nodes[node, VISITS])))
+    if available < limit:  # an action of this world has no child yet
+        if meta[COUNT] >= nodes.shape[0]:
+            return rng, node, True  # the tree is full: simulate from here
+        if node == ROOT and meta[ORDER_LEN] > 0:
+            a = _first_untried(tree.order, meta[ORDER_LEN], child_mask)
+        else:
+            rng, a = _pick_untried(grid, info, child_mask, np.int64(num_legal), params[P_EXPAND] == EXPAND_GREEDY,
+                                   rng)
+        return rng, _add_child(tree, node, a), True
+    return rng, best, False
+
+
+@njit(inline="always", cache=True)
+def _puct_step(tree, work, params, node):
+    """One PUCT step of the descent at `node`: (the child to follow or the new child,
+    whether the descent stops there)."""
+    nodes, values, meta, priors = tree.nodes, tree.values, tree.meta, tree.priors
+    info = work.info
+    child_mask = work.scratch[SCRATCH_CHILD_MASK:SCRATCH_CHILD_MASK + 8]
+    legal = work.scratch[SCRATCH_LEGAL:]
+    seat = access.current_seat(info)
+    num_legal = legal_placements(work.grid, info, legal)
+    if num_legal == 0:
+        legal[0] = _PASS
+        num_legal = 1
+    uniform = node >= priors.shape[0]  # no network prior for this node: all actions alike
+    row = 0 if uniform else node
+    scale = params[P_C] * np.sqrt(nodes[node, VISITS] + 1.0)
+    hand = access.hand_values(info, seat)
+    for w in range(8):
+        child_mask[w] = 0
+    best = NO_NODE
+    best_score = -np.inf
+    child = nodes[node, FIRST_CHILD]
+    while child != NO_NODE:
+        a = nodes[child, ACTION]
+        if (a == _PASS and legal[0] == _PASS) or (a != _PASS and (hand >> (a % _MAX_VALUE + 1)) & 1):
+            nodes[child, AVAIL] += 1
+            child_mask[a >> 6] |= np.int64(1) << (a & 63)
+            n = nodes[child, VISITS]
+            p = 1.0 / num_legal if uniform else priors[row, a]
+            score = values[child, seat] / max(n, 1) + scale * p / (1.0 + n)
+            if score > best_score:
+                best_score = score
+                best = child
+        child = nodes[child, NEXT_SIBLING]
+    new_a = -1
+    for i in range(num_legal):  # an action without a child: Q = 0, VISITS = 0
+        a = legal[i]
+        if not _has_child(child_mask, a):
+            score = scale * (1.0 / num_legal if uniform else priors[row, a])
+            if score > best_score:
+                best_score = score
+                new_a = a
+    if new_a < 0:
+        return best, False
+    if meta[COUNT] >= nodes.shape[0]:
+        return node, True  # the tree is full: evaluate here
+    return _add_child(tree, node, new_a), True
+
+
+@njit(inline="always", cache=True)
+def _add_child(tree, node, a):
+    nodes, meta = tree.nodes, tree.meta
+    new = meta[COUNT]
+    meta[COUNT] = new + 1
+    _init_node(nodes, tree.values, new, a, node, nodes[node, FIRST_CHILD])
+    nodes[node, FIRST_CHILD] = new
+    return new
+
+
 @kernel
-def search(root_grid, root_info, observer, iterations, c, epsilon, safe, max_placements, margin, greedy_expand,
-           expand_after, widen, root_order, root_order_len, root_prior, prior_weight, rng, nodes, values, meta,
-           sim_grid, sim_info, scratch, reward, logs, value_net, value_features, value_hidden, value_best):
-    """Run `iterations` MCTS iterations on the tree (see the module doc).
+def descend(tree, work, params, rng):
+    """Walk the simulated world `work.grid/info` from the root to a leaf, expanding at
+    most one node; plays the path's actions on the world. Returns (rng, leaf node)."""
+    nodes = tree.nodes
+    expand_after = np.int64(params[P_EXPAND_AFTER])
+    ucb = params[P_SELECTION] == SELECT_UCB
+    node = ROOT
+    while not access.is_over(work.info):
+        if node != ROOT and nodes[node, VISITS] < expand_after:
+            break  # a young leaf: evaluate it, grow its children later
+        if ucb:
+            rng, nxt, stop = _ucb_step(tree, work, params, node, rng)
+        else:
+            nxt, stop = _puct_step(tree, work, params, node)
+        if nxt != node:
+            apply_action(work.grid, work.info, nodes[nxt, ACTION])
+        node = nxt
+        if stop:
+            break
+    return rng, node
+
+
+@njit(inline="always", cache=True)
+def backup(tree, node, reward, num_players):
+    """Add a simulation's rewards to every node from `node` up to the root."""
+    nodes, values = tree.nodes, tree.values
+    while node != NO_NODE:
+        nodes[node, VISITS] += 1
+        for s in range(num_players):
+            values[node, s] += reward[s]
+        node = nodes[node, PARENT]
+
+
+@kernel
+def _rollout_leaf(work, params, rng):
+    """Score the world reached by the descent with a rollout (LEAF_ROLLOUT, LEAF_HEURISTIC,
+    LEAF_EVALUATOR) into work.reward; returns the rng."""
+    leaf = params[P_LEAF]
+    depth = np.int64(0) if leaf == LEAF_ROLLOUT else np.int64(params[P_DEPTH])
+    rng, _ = rollout(work.grid, work.info, rng, np.int64(params[P_EPSILON]), params[P_SAFE] != 0.0, depth)
+    if not access.is_over(work.info) and leaf == LEAF_EVALUATOR and work.net.shape[0] > 0:
+        evaluate_position(work.grid, work.info, work.net, work.features, work.hidden, work.best, work.reward)
+    else:
+        simulation_rewards(work.info, work.reward, params[P_MARGIN])
+    return rng
+
+
+@kernel
+def search(root_grid, root_info, observer, iterations, params, rng, tree, work):
+    """Run `iterations` simulations with rollout leaves (see the module doc).
 
     observer: the seat whose information set is searched (ISMCTS: a fresh world per
-    iteration), or -1 to search the root state itself. root_prior (float64 per action)
-    and prior_weight: the progressive bias of the root's children, see the module doc
-    (prior_weight 0: none). epsilon: the rollout policy's
-    random-move probability out of 2**32. logs: `log_table()`. scratch: int64 of
-    SCRATCH_LEN; reward: float64 (4,). value_net: a packed `agents.value_kernels` MLP that
-    scores rollouts cut before the end (empty: score them as ended games), with its
-    scratch value_features, value_hidden and value_best. Returns the advanced rng (uint64)."""
+    simulation), or -1 to search the root state itself. params: `search_parts.parameters`.
+    Returns the advanced rng (uint64)."""
     num_players = access.num_players(root_info)
-    capacity = nodes.shape[0]
-    child_mask = scratch[_CHILD_MASK:_CHILD_MASK + 8]
-    tiles = scratch[_TILES:_TILES + rules.NUM_TILES]
+    tiles = work.scratch[SCRATCH_TILES:SCRATCH_TILES + rules.NUM_TILES]
     num_unseen = 0
     if observer >= 0:
-        num_unseen = unseen_tiles(root_grid, root_info, observer, scratch[_COUNTS:_COUNTS + 11], tiles)
-    num_logs = logs.shape[0]
+        num_unseen = unseen_tiles(root_grid, root_info, observer, work.scratch[SCRATCH_COUNTS:SCRATCH_COUNTS + 11],
+                                  tiles)
     for _ in range(iterations):
         if observer >= 0:
-            rng = deal_unseen(root_grid, root_info, observer, tiles, num_unseen, rng, sim_grid, sim_info)
+            rng = deal_unseen(root_grid, root_info, observer, tiles, num_unseen, rng, work.grid, work.info)
         else:
-            copy_state(root_grid, root_info, sim_grid, sim_info)
-        node = ROOT
-        while not access.is_over(sim_info):
-            if node != ROOT and nodes[node, VISITS] < expand_after:
-                break  # a young leaf: simulate from it, grow its children later
-            seat = access.current_seat(sim_info)
-            hand = access.hand_values(sim_info, seat)
-            num_legal = count_placements(sim_info)
-            for w in range(8):
-                child_mask[w] = 0
-            available = 0
-            best = NO_NODE
-            best_score = -np.inf
-            child = nodes[node, FIRST_CHILD]
-            while child != NO_NODE:
-                a = nodes[child, ACTION]
-                if (a == _PASS and num_legal == 0) or (a != _PASS and (hand >> (a % _MAX_VALUE + 1)) & 1):
-                    available += 1
-                    avail = nodes[child, AVAIL] + 1
-                    nodes[child, AVAIL] = avail
-                    child_mask[a >> 6] |= np.int64(1) << (a & 63)
-                    inv = 1.0 / nodes[child, VISITS]
-                    log_avail = logs[avail] if avail < num_logs else np.log(avail)
-                    score = values[child, seat] * inv + c * np.sqrt(log_avail * inv)
-                    if node == ROOT:
-                        score += prior_weight * root_prior[a] / (1.0 + nodes[child, VISITS])
-                    if score > best_score:
-                        best_score = score
-                        best = child
-                child = nodes[child, NEXT_SIBLING]
-            limit = max(num_legal, 1)
-            if widen > 0.0:  # progressive widening
-                limit = min(limit, 1 + np.int64(widen * np.sqrt(nodes[node, VISITS])))
-            if available < limit:  # an action of this world has no child yet
-                if meta[COUNT] < capacity:
-                    if node == ROOT and root_order_len > 0:
-                        a = _first_untried(root_order, root_order_len, child_mask)
-                    else:
-                        rng, a = _pick_untried(sim_grid, sim_info, child_mask, np.int64(num_legal), greedy_expand, rng)
-                    new = meta[COUNT]
-                    meta[COUNT] = new + 1
-                    _init_node(nodes, values, new, a, node, nodes[node, FIRST_CHILD])
-                    nodes[node, FIRST_CHILD] = new
-                    apply_action(sim_grid, sim_info, a)
-                    node = new
-                break
-            apply_action(sim_grid, sim_info, nodes[best, ACTION])
-            node = best
-        rng, _ = rollout(sim_grid, sim_info, rng, epsilon, safe, max_placements)
-        if not access.is_over(sim_info) and value_net.shape[0] > 0:
-            evaluate_position(sim_grid, sim_info, value_net, value_features, value_hidden, value_best, reward)
-        else:
-            simulation_rewards(sim_info, reward, margin)
-        while node != NO_NODE:
-            nodes[node, VISITS] += 1
-            for s in range(num_players):
-                values[node, s] += reward[s]
-            node = nodes[node, PARENT]
+            copy_state(root_grid, root_info, work.grid, work.info)
+        rng, node = descend(tree, work, params, rng)
+        rng = _rollout_leaf(work, params, rng)
+        backup(tree, node, work.reward, num_players)
     return rng
+
+
+@kernel
+def descend_batch(root_grid, root_info, active, observer, params, rng, trees, works):
+    """LEAF_VALUE, first half of a step: for every active search b, sample a world of
+    observer[b]'s information set (-1: its root state as it is), descend tree b to a leaf
+    and leave the leaf's world in works.grid[b]/info[b] for the caller to evaluate."""
+    for b in range(root_grid.shape[0]):
+        if not active[b]:
+            continue
+        tree = Tree(trees.nodes[b], trees.values[b], trees.meta[b], trees.order[b], trees.priors[b])
+        work = Workspace(works.grid[b], works.info[b], works.scratch[b], works.reward[b], works.logs, works.net,
+                         works.features, works.hidden, works.best)
+        if observer[b] >= 0:
+            tiles = work.scratch[SCRATCH_TILES:SCRATCH_TILES + rules.NUM_TILES]
+            n = unseen_tiles(root_grid[b], root_info[b], observer[b],
+                             work.scratch[SCRATCH_COUNTS:SCRATCH_COUNTS + 11], tiles)
+            rng[b] = deal_unseen(root_grid[b], root_info[b], observer[b], tiles, n, rng[b], work.grid, work.info)
+        else:
+            copy_state(root_grid[b], root_info[b], work.grid, work.info)
+        count = tree.meta[COUNT]
+        r, node = descend(tree, work, params, rng[b])
+        rng[b] = r
+        tree.meta[LEAF] = node
+        tree.meta[LEAF_IS_NEW] = 1 if tree.meta[COUNT] > count else 0
+
+
+@kernel
+def backup_values(active, params, trees, works, leaf_priors, leaf_values):
+    """LEAF_VALUE, second half of a step: for every active search b, store the network's
+    prior of a new leaf (leaf_priors[b], over all actions) and back up its values
+    (leaf_values[b], rotated so slot 0 is the leaf's mover), or a finished game's
+    rewards (`simulation_rewards`)."""
+    margin = params[P_MARGIN]
+    for b in range(active.shape[0]):
+        if not active[b]:
+            continue
+        tree = Tree(trees.nodes[b], trees.values[b], trees.meta[b], trees.order[b], trees.priors[b])
+        info = works.info[b]
+        reward = works.reward[b]
+        n = access.num_players(info)
+        node = tree.meta[LEAF]
+        if access.is_over(info):
+            simulation_rewards(info, reward, margin)
+        else:
+            mover = access.current_seat(info)
+            for k in range(n):
+                reward[(mover + k) % n] = leaf_values[b, k]
+            if tree.meta[LEAF_IS_NEW] == 1 and node < tree.priors.shape[0]:
+                for a in range(leaf_priors.shape[1]):
+                    tree.priors[node, a] = leaf_priors[b, a]
+        backup(tree, node, reward, n)
+
+
+@kernel
+def root_stats(nodes, values, seats, visits, value_sums):
+    """visits[b, a] and value_sums[b, a] (summed reward of seats[b]) of root child `a`
+    of each of B stacked trees (0 where the root has no such child)."""
+    for b in range(nodes.shape[0]):
+        visits[b, :] = 0
+        value_sums[b, :] = 0.0
+        child = nodes[b, ROOT, FIRST_CHILD]
+        while child != NO_NODE:
+            a = nodes[b, child, ACTION]
+            visits[b, a] = nodes[b, child, VISITS]
+            value_sums[b, a] = values[b, child, seats[b]]
+            child = nodes[b, child, NEXT_SIBLING]
+
+
+@kernel
+def encode_leaves(grid, info, rows, obs, masks):
+    """obs[i] and masks[i]: the observation and legal mask of game rows[i], from the seat
+    to move there (LEAF_VALUE: what the network reads), one core, no thread pool."""
+    for i in range(rows.shape[0]):
+        b = rows[i]
+        encode_into(grid[b], info[b], access.current_seat(info[b]), obs[i])
+        legal_mask(grid[b], info[b], masks[i])

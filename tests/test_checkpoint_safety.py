@@ -61,10 +61,10 @@ def test_the_malicious_file_does_run_its_payload_when_loaded_unsafely(tmp_path, 
     lambda path: read_checkpoint(path),
     lambda path: load_net(path),
     lambda path: agents.make(f"checkpoint:{path}"),
-    lambda path: agents.make(f"alphazero:{path},iterations=8"),
-    lambda path: agents.make(f"alphazero:{path},leaf=rollout,iterations=8"),
+    lambda path: agents.make(f"ismcts:net={path},leaf=value,iterations=8"),
+    lambda path: agents.make(f"ismcts:net={path},iterations=8"),
     lambda path: agents.check_spec(f"checkpoint:{path}"),
-], ids=["read_checkpoint", "load_net", "checkpoint_agent", "alphazero_agent", "alphazero_rollout", "check_spec"])
+], ids=["read_checkpoint", "load_net", "checkpoint_agent", "value_leaves", "network_ismcts", "check_spec"])
 def test_every_loader_refuses_a_malicious_checkpoint(tmp_path, marker, load):
     evil = malicious_checkpoint(tmp_path / "evil.pt", marker)
     with pytest.raises(ValueError, match=REFUSED) as info:
@@ -81,7 +81,7 @@ def test_a_malicious_extra_key_in_a_real_checkpoint_is_refused(tmp_path, marker)
     with pytest.raises(ValueError, match=REFUSED):
         agents.make(f"checkpoint:{doctored}")
     with pytest.raises(ValueError, match=REFUSED):
-        agents.make(f"alphazero:{doctored},leaf=rollout,iterations=8,prior=3")
+        agents.make(f"ismcts:net={doctored},iterations=8,prior=3")
 
 
 def tiny_config(**changes):
@@ -124,7 +124,7 @@ def test_a_training_config_naming_a_malicious_checkpoint_is_refused_at_load_time
         load_config(config, [f"eval.opponents=[random, 'checkpoint:{evil}']"])
     # a teacher must be a search agent; a network-guided one naming the file is refused too
     with pytest.raises(ValueError, match="pretrain_teacher"):
-        load_config(config, ["algorithm=alphazero", f"alphazero.pretrain_teacher='alphazero:{evil}'"])
+        load_config(config, ["algorithm=alphazero", f"alphazero.pretrain_teacher='ismcts:net={evil}'"])
     with pytest.raises(ValueError, match=REFUSED):
         train.main(["--config", str(config), "--runs", str(tmp_path / "runs"),
                     "--set", f"eval.opponents=['checkpoint:{evil}']"])

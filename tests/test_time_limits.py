@@ -65,8 +65,8 @@ class VanishingAgent(Agent):
 
 # --- parameters: one rule, one message, for every agent -------------------------------------------
 @pytest.mark.parametrize("time", BAD_TIMES)
-@pytest.mark.parametrize("base", ["ismcts:", "pimc:", "cheat:", f"alphazero:{NET},",
-                                  f"alphazero:{NET},leaf=rollout,"])
+@pytest.mark.parametrize("base", ["ismcts:", "pimc:", "cheat:", f"ismcts:net={NET},leaf=value,",
+                                  f"ismcts:net={NET},"])
 def test_a_time_budget_must_be_finite_and_positive(base, time):
     spec = f"{base}time={time}"
     for check in (agents.check_spec, agents.make):
@@ -75,12 +75,14 @@ def test_a_time_budget_must_be_finite_and_positive(base, time):
 
 
 @pytest.mark.parametrize("spec, message", [
-    (f"alphazero:{NET},iterations=0", "iterations must be a positive integer"),
-    (f"alphazero:{NET},iterations=2.5", "iterations must be a positive integer"),
-    (f"alphazero:{NET},c=0", "c must be a finite positive number"),
-    (f"alphazero:{NET},c=nan", "c must be a finite"),
-    (f"alphazero:{NET},leaf=sideways", "leaf must be one of value, rollout"),
-    (f"alphazero:{NET},prior=0.5", "parameters of leaf=rollout"),
+    (f"ismcts:net={NET},iterations=0", "iterations must be a positive integer"),
+    (f"ismcts:net={NET},iterations=2.5", "iterations must be a positive integer"),
+    (f"ismcts:net={NET},leaf=value,c=-1", "c must be a finite non-negative number"),
+    (f"ismcts:net={NET},c=nan", "c must be a finite"),
+    (f"ismcts:net={NET},leaf=sideways", "leaf must be one of rollout, value"),
+    (f"ismcts:net={NET},selection=greedy", "selection must be one of ucb, puct"),
+    (f"ismcts:net={NET},leaf=value,evaluator=false", "parameters of leaf=rollout"),
+    (f"alphazero:{NET}", "replaced by ismcts:net=PATH"),
     (f"checkpoint:{NET},temperature=nan", "temperature must be a finite non-negative number"),
     (f"checkpoint:{NET},temperature=-1", "temperature must be a finite non-negative number"),
     ("ismcts:iterations=nan", "iterations must be a positive integer"),
@@ -98,18 +100,18 @@ def test_bad_parameters_are_named_before_the_agent_is_built(spec, message):
 
 
 def test_check_spec_checks_checkpoint_files_without_building_the_agent(tmp_path, monkeypatch):
-    from agents.alphazero import AlphaZeroAgent
+    from agents.search import ISMCTSAgent
 
-    @functools.wraps(AlphaZeroAgent.__init__)  # keeps the signature check_spec binds to
+    @functools.wraps(ISMCTSAgent.__init__)  # keeps the signature check_spec binds to
     def never(*args, **kwargs):
         raise AssertionError("check_spec built the agent")
 
-    monkeypatch.setattr(AlphaZeroAgent, "__init__", never)
-    agents.check_spec(f"alphazero:{NET},time=0.5,leaf=rollout,prior=1")
+    monkeypatch.setattr(ISMCTSAgent, "__init__", never)
+    agents.check_spec(f"ismcts:net={NET},time=0.5,prior=1")
     agents.check_spec("ismcts:time=0.25")
     missing = str(tmp_path / "missing.pt")
-    with pytest.raises(ValueError, match=f"bad agent spec 'alphazero:{missing}': checkpoint not found"):
-        agents.check_spec(f"alphazero:{missing}")
+    with pytest.raises(ValueError, match=f"bad agent spec 'ismcts:net={missing}': checkpoint not found"):
+        agents.check_spec(f"ismcts:net={missing}")
     junk = tmp_path / "junk.pt"
     junk.write_bytes(b"not a checkpoint")
     with pytest.raises(ValueError, match=r"bad agent spec 'checkpoint:.*junk\.pt'"):
@@ -256,14 +258,14 @@ def test_config_checks_every_spec_and_checkpoint_before_any_game(tmp_path):
     missing = tmp_path / "gone.pt"
     with pytest.raises(ValueError, match=f"bad agent spec 'checkpoint:{missing}': checkpoint not found"):
         EvalConfig.from_dict(dict(agents=["random", f"checkpoint:{missing}"])).validate()
-    with pytest.raises(ValueError, match="bad agent spec 'alphazero:.*,time=nan'"):
-        EvalConfig.from_dict(dict(agents=["random", f"alphazero:{NET},time=nan"])).validate()
-    EvalConfig.from_dict(dict(agents=["random", f"alphazero:{NET},time=0.1"])).validate()
+    with pytest.raises(ValueError, match="bad agent spec 'ismcts:net=.*,time=nan'"):
+        EvalConfig.from_dict(dict(agents=["random", f"ismcts:net={NET},time=nan"])).validate()
+    EvalConfig.from_dict(dict(agents=["random", f"ismcts:net={NET},time=0.1"])).validate()
 
 
 @pytest.mark.parametrize("spec", ["greedy", "policy:epsilon=0.3", "ismcts:iterations=30", "cheat:iterations=20",
-                                  "pimc:determinizations=3,iterations=30", f"alphazero:{NET},iterations=6",
-                                  f"alphazero:{NET},leaf=rollout,iterations=30"])
+                                  "pimc:determinizations=3,iterations=30", f"ismcts:net={NET},leaf=value,iterations=6",
+                                  f"ismcts:net={NET},iterations=30"])
 def test_warm_up_does_not_change_how_an_agent_plays(spec):
     """Tournament workers warm every agent up before its first timed move."""
     games = []

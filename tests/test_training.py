@@ -53,8 +53,8 @@ def test_tiny_config_trains_and_checkpoint_plays(tmp_path, algorithm):
     rows = list(csv.DictReader((run / "metrics.csv").open()))
     assert [int(r["iteration"]) for r in rows] == [1, 2]
     assert "eval_win_rate_vs_random" in rows[-1]
-    for spec in (f"checkpoint:{run / 'best.pt'}", f"alphazero:{run / 'best.pt'},iterations=8",
-                 f"alphazero:{run / 'best.pt'},time=0.01"):
+    for spec in (f"checkpoint:{run / 'best.pt'}", f"ismcts:net={run / 'best.pt'},leaf=value,iterations=8",
+                 f"ismcts:net={run / 'best.pt'},leaf=value,time=0.01"):
         agent = agents.make(spec, seed=0)
         record = play_game([agent, agents.make("random", seed=1)], random_deal(5))
         assert record.forfeit is None and len(record.actions) > 10, (spec, record.error)
@@ -182,20 +182,23 @@ def test_search_teacher_warm_start_trains_and_plays(tmp_path):
     run = train.main(["--config", str(cfg), "--runs", str(tmp_path / "runs")])
     payload = read_checkpoint(run / "checkpoint.pt")
     assert payload["trainer"]["buffer"]["obs"].shape[0] > 4 * 20  # teacher positions + self-play
-    for spec in (f"checkpoint:{run / 'best.pt'}", f"alphazero:{run / 'best.pt'},leaf=rollout,iterations=50",
-                 f"alphazero:{run / 'best.pt'},leaf=rollout,time=0.005",
-                 f"alphazero:{run / 'best.pt'},leaf=rollout,iterations=50,prior=3,widen=0.3"):
+    for spec in (f"checkpoint:{run / 'best.pt'}", f"ismcts:net={run / 'best.pt'},iterations=50",
+                 f"ismcts:net={run / 'best.pt'},time=0.005",
+                 f"ismcts:net={run / 'best.pt'},iterations=50,prior=3,widen=0.3"):
         record = play_game([agents.make(spec, seed=0), agents.make("greedy")], random_deal(6))
         assert record.forfeit is None and len(record.actions) > 10, (spec, record.error)
 
 
-def test_alphazero_agent_rejects_bad_search_parameters(tmp_path):
+def test_network_search_rejects_bad_parameters(tmp_path):
     path = tmp_path / "net.pt"
     save_checkpoint(path, PolicyValueNet(NetConfig(channels=8, blocks=1)))
-    for params, message in ((",prior=-1,leaf=rollout", "prior must be"), (",prior=2", "parameters of leaf=rollout"),
-                            (",leaf=tree", "leaf must be"), (",time=0", "time must be")):
+    for params, message in ((",prior=-1", "prior must be"), (",leaf=value,depth=2", "parameters of leaf=rollout"),
+                            (",leaf=tree", "leaf must be"), (",selection=ucv", "selection must be"),
+                            (",time=0", "time must be")):
         with pytest.raises(ValueError, match=message):
-            agents.make(f"alphazero:{path}{params}")
+            agents.make(f"ismcts:net={path}{params}")
+    with pytest.raises(ValueError, match="replaced by ismcts:net=PATH"):
+        agents.make(f"alphazero:{path}")
 
 
 def test_teacher_games_do_not_depend_on_worker_count():

@@ -8,6 +8,7 @@ import torch
 
 import agents
 import train
+from agents import search_parts as parts
 from agents import value_kernels as vk
 from agents.nets import Evaluator, NetConfig, PolicyValueNet, load_net, read_checkpoint, save_checkpoint
 from agents.play import play_game
@@ -131,10 +132,12 @@ def test_trainer_fits_the_evaluator_and_the_agent_uses_it(tmp_path):
     assert np.abs(buffer["state_features"]).sum() > 0 and np.abs(buffer["search_value"]).sum() > 0
     # every search-value target is the search reward of its game's end: zero-sum per row
     assert np.allclose(buffer["search_value"][:, :2].sum(axis=1), 0.0, atol=1e-5)
-    with_eval = agents.make(f"alphazero:{run / 'best.pt'},leaf=rollout,iterations=30", seed=0)
-    without = agents.make(f"alphazero:{run / 'best.pt'},leaf=rollout,iterations=30,evaluator=false", seed=0)
-    assert len(with_eval.guided._value_net) > 0 and with_eval.guided.depth == 1
-    assert len(without.guided._value_net) == 0 and without.guided.depth == 4
+    with_eval = agents.make(f"ismcts:net={run / 'best.pt'},iterations=30", seed=0)
+    without = agents.make(f"ismcts:net={run / 'best.pt'},iterations=30,evaluator=false", seed=0)
+    assert len(with_eval._work.net) > 0 and with_eval.depth == 1
+    assert with_eval._params[parts.P_LEAF] == parts.LEAF_EVALUATOR
+    assert len(without._work.net) == 0 and without.depth == 4
+    assert without._params[parts.P_LEAF] == parts.LEAF_HEURISTIC
     record = play_game([with_eval, agents.make("greedy")], random_deal(3))
     assert record.forfeit is None and len(record.actions) > 10, record.error
 
@@ -170,20 +173,20 @@ def test_evaluator_targets_are_the_search_rewards_of_the_final_position():
         assert np.allclose(targets[mover, :3], np.roll(expected[:3], -mover))
 
 
-def test_alphazero_agent_checks_evaluator_parameters(tmp_path):
+def test_network_search_checks_evaluator_parameters(tmp_path):
     path = tmp_path / "net.pt"
     save_checkpoint(path, PolicyValueNet(NetConfig(channels=8, blocks=1, evaluator_hidden=4)))
     with pytest.raises(ValueError, match="parameters of leaf=rollout"):
-        agents.make(f"alphazero:{path},depth=2")
+        agents.make(f"ismcts:net={path},leaf=value,depth=2")
     with pytest.raises(ValueError, match="evaluator must be"):
-        agents.make(f"alphazero:{path},leaf=rollout,evaluator=3")
+        agents.make(f"ismcts:net={path},evaluator=3")
 
 
 def test_the_shipped_alphazero_network_searches_with_its_evaluator():
     from pathlib import Path
 
     path = Path(train.__file__).parent / "models" / "alphazero_2p_best.pt"
-    agent = agents.make(f"alphazero:{path},leaf=rollout,iterations=50,prior=3", seed=0)
-    assert len(agent.guided._value_net) > 0 and agent.guided.depth == 1
+    agent = agents.make(f"ismcts:net={path},iterations=50,prior=3", seed=0)
+    assert len(agent._work.net) > 0 and agent.depth == 1
     record = play_game([agent, agents.make("greedy")], random_deal(8))
     assert record.forfeit is None and len(record.actions) > 10, record.error

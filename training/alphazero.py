@@ -1,8 +1,9 @@
 """AlphaZero-style self-play training.
 
 Each iteration plays `games_per_iteration` self-play games in lockstep. Every move is
-chosen by `agents.alphazero.BatchedSearch` (PUCT over worlds sampled from the mover's
-information, network priors and leaf values) with Dirichlet noise at the root; the
+chosen by `agents.lockstep.LockstepSearch` (the one search core with PUCT over worlds
+sampled from the mover's information, network priors and leaf values: the search of
+``ismcts:net=PATH,leaf=value``) with Dirichlet noise at the root; the
 first `temperature_moves` moves of each seat are sampled from the visit counts, later
 ones take the most visited action. Every position becomes a training example: the
 mover's observation and mask, the visit distribution (policy target) and every seat's
@@ -14,7 +15,7 @@ With ``net.evaluator_hidden`` > 0 the network also carries a fast evaluator
 (`agents.nets.Evaluator`), fitted on its own (`fit_evaluator`: after the warm start's
 fitting, and `evaluator_steps_per_iteration` steps after each iteration) to predict the
 final search reward of every position in the buffer from the full state's features;
-`alphazero:PATH,leaf=rollout` scores its cut rollouts with it.
+`ismcts:net=PATH` scores its cut rollouts with it.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from torch.nn import functional as F
 from tqdm import tqdm
 
 from agents import features, value_kernels
-from agents.alphazero import BatchedSearch
+from agents.lockstep import LockstepSearch
 from agents.neural import NetPolicy
 from agents.nets import PolicyValueNet
 from agents.search_kernels import MARGIN, simulation_rewards
@@ -127,7 +128,7 @@ class AlphaZeroTrainer:
         n = self.cfg.num_players
         grid, info = access.new_arrays(b)
         batch_reset(grid, info, self.rng.integers(0, 2**62, size=b), n, int(self.cfg.team))
-        search = BatchedSearch(self.policy(), b, self.ac.simulations, self.ac.c_puct)
+        search = LockstepSearch(self.policy(), b, self.ac.simulations, self.ac.c_puct)
         rng_state = self.rng.integers(0, 2**63, size=b).astype(np.uint64)
         examples = []  # (game, mover, obs, mask, policy target)
         moves_made = np.zeros((b, 4), dtype=np.int64)

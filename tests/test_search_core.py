@@ -1,0 +1,96 @@
+"""The one search core: the same moves as before its parts were made pluggable, and
+each part (selection, leaf evaluation) doing what it says."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import agents
+from agents import search_kernels as sk
+from agents import search_parts as parts
+from agents.play import play_game
+from engine.deal import random_deal
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = Path(__file__).parent / "fixtures" / "search_moves.json"
+CASES = json.loads(FIXTURE.read_text())
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c['spec']}-{c['num_players']}p-deal{c['deal_seed']}" for c in CASES])
+def test_search_plays_the_recorded_moves(case):
+    """Recorded by tests/fixtures/record_search_moves.py with the code before the core
+    was restructured: every seat plays the spec on a fixed deal with fixed seeds."""
+    n, d = case["num_players"], case["deal_seed"]
+    spec = case["spec"].replace("net=models/", f"net={ROOT / 'models'}/")  # from any working directory
+    seats = [agents.make(spec) for _ in range(n)]
+    record = play_game(seats, random_deal(d), n, seeds=[100 * d + s for s in range(n)])
+    assert record.error is None
+    assert record.actions == case["actions"]
+
+
+NET = str(ROOT / "models" / "alphazero_2p_best.pt")
+
+
+def forced_win_view():
+    """Seat 0 holds one 8 and trails 0-30; every placement ends the game. Only an 8 next
+    to the two 8s (a set and a 24: 90 minutes) wins."""
+    from engine import GameState, rules
+    from engine.view import PlayerView
+
+    game = GameState.from_position({(3, 3): 8, (3, 4): 8}, [[8], []], scores=[0, 30])
+    winning = {rules.action_id(rules.cell_of(3, 2), 8), rules.action_id(rules.cell_of(3, 5), 8)}
+    return PlayerView(game, 0), winning
+
+
+@pytest.mark.parametrize("spec", ["ismcts:iterations=200", "ismcts:iterations=200,selection=puct",
+                                  "ismcts:iterations=200,depth=0,expand=random,widen=0",
+                                  f"ismcts:net={NET},iterations=200,selection=puct",
+                                  f"ismcts:net={NET},iterations=60,leaf=value",
+                                  f"ismcts:net={NET},iterations=60,leaf=value,selection=ucb,prior=3"])
+def test_every_combination_of_parts_finds_the_winning_move(spec):
+    view, winning = forced_win_view()
+    action, visits, _ = agents.make(spec, seed=3).act_with_visits(view)
+    assert action in winning
+    assert set(np.flatnonzero(visits)) <= set(view.legal_actions())
+
+
+def test_value_leaves_back_up_one_value_per_simulation():
+    agent = agents.make(f"ismcts:net={NET},iterations=40,leaf=value", seed=0)
+    from engine import GameState
+    from engine.view import PlayerView
+
+    _, visits, _ = agent.act_with_visits(PlayerView(GameState.new(2, seed=9), 0))
+    assert visits.sum() == 40 and agent.last_iterations == 40
+    tree = agent._lockstep.trees
+    assert tree.meta[0, parts.COUNT] == 41  # every simulation expanded one new node
+    assert tree.nodes[0, 0, sk.VISITS] == 40
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"selection": 7}, "selection must be"), ({"leaf": -1}, "leaf must be"), ({"expand": 3}, "expand must be"),
+    ({"widen": float("nan")}, "finite: widen"),
+])
+def test_the_parameter_record_refuses_bad_parts(changes, message):
+    with pytest.raises(ValueError, match=message):
+        parts.parameters(0.5, **changes)
+
+
+def test_the_parameter_record_names_every_part():
+    record = parts.parameters(1.5, selection=parts.SELECT_PUCT, leaf=parts.LEAF_VALUE, depth=2, widen=0.0)
+    assert record.shape == (parts.NUM_PARAMETERS,) and record.dtype == np.float64
+    assert record[parts.P_C] == 1.5 and record[parts.P_SELECTION] == parts.SELECT_PUCT
+    assert record[parts.P_LEAF] == parts.LEAF_VALUE and record[parts.P_DEPTH] == 2
+
+
+def test_value_leaves_need_a_network():
+    with pytest.raises(ValueError, match="give net=PATH"):
+        agents.make("ismcts:leaf=value")
+
+
+def test_a_timed_value_search_warms_up_with_a_fixed_budget():
+    """warm_up searches two simulations without a clock: it must not wait for one."""
+    agent = agents.make(f"ismcts:net={NET},leaf=value,time=0.05", seed=0)
+    agent.warm_up()
+    assert agent.last_iterations == 2
