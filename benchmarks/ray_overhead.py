@@ -44,7 +44,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-DEFAULT_AGENTS = ["greedy", "ismcts:iterations=100"]
+DEFAULT_AGENTS = ["greedy", "ismcts:iterations=1000"]
 
 
 def tree_cpu_seconds(root: int) -> float:

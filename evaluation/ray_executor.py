@@ -18,7 +18,8 @@ Two layers:
 * **`RayExecutor`**, the tournament `Executor`: each actor's handler is the one-worker
   local executor that ``--workers 1`` uses (`evaluation.executor.make_executor`), so a
   game on Ray is played by exactly the code, seeds and time-limit enforcement of a local
-  run (a move that never comes back is stopped by that actor's own watchdog process, a
+  run (games go to an actor in batches, `games_per_call`, as a Ray call costs about a quick
+  game's CPU; a batch whose actor dies is played again whole) (a move that never comes back is stopped by that actor's own watchdog process, a
   crashing agent forfeits); Ray only decides where. Before the first game, one task per
   node compiles the numba kernels of the engine and of the tournament's agents into that
   node's on-disk cache, so the actors load them instead of compiling side by side.
@@ -55,6 +56,7 @@ ROOT = Path(__file__).resolve().parents[1]  # the checkout the driver runs (put 
 THREAD_VARS = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 CONNECT_TIMEOUT = 10.0  # seconds a cluster's address gets to answer (ray.init itself waits minutes)
 CLOSE_TIMEOUT = 10.0  # seconds an actor gets to stop its child processes before it is killed
+MAX_GAMES_PER_CALL = 8  # tournament games sent to an actor in one call (see games_per_call)
 CALLS_PER_ACTOR = 2  # calls queued on each actor, so it starts its next job without a round trip
 PEEK_JOBS = 256  # the first jobs whose agents are compiled on every node before play (a duplicate set)
 FILES_DIR = "toolkit-ray-files"  # in each node's temp directory: published files, named by content
@@ -341,6 +343,8 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _describe(job) -> str:
+    if isinstance(job, tuple) and job and all(hasattr(j, "job_id") for j in job):  # a batch of games
+        return "with games " + ", ".join(f"#{j.job_id}" for j in job)
     job_id = getattr(job, "job_id", None)
     return f"#{job_id}" if job_id is not None else repr(job)[:100]
 
@@ -423,14 +427,14 @@ def map_on_ray(factory: Callable[[dict[str, str]], Callable], jobs: Sequence, wo
 
 # --- tournaments ---------------------------------------------------------------------------------
 class GamePlayer:
-    """A pool actor's handler for tournament games: the local one-worker executor."""
+    """A pool actor's handler for tournament games: the local one-worker executor plays a
+    batch of games (a tuple of `GameJob`) and returns their records."""
 
     def __init__(self, imports: Sequence[str], limits: TimeLimits | None, start_method: str = "spawn"):
         self.executor = make_executor(1, imports, start_method, limits)
 
-    def __call__(self, job: GameJob) -> dict:
-        (record,) = self.executor.map_jobs([job])
-        return record
+    def __call__(self, batch: tuple[GameJob, ...]) -> list[dict]:
+        return list(self.executor.map_jobs(batch))
 
     def close(self) -> None:
         self.executor.close()
@@ -446,12 +450,24 @@ def warm_node(imports: Sequence[str], specs: Sequence[str]) -> None:
         agents.make(spec, seed=0).warm_up()
 
 
-def game_call_timeout(players: int, limits: TimeLimits | None) -> float | None:
-    """The most one game call may take when every seat uses its whole clock, plus set-up
-    (building and warming the agents, a worker restart)."""
+def game_call_timeout(players: int, limits: TimeLimits | None, games: int = 1) -> float | None:
+    """The most one call of `games` games may take when every seat uses its whole clock,
+    plus set-up (building and warming the agents, a worker restart)."""
     if limits is None:
         return None
-    return 2 * SETUP_TIME_LIMIT + players * limits.game + 60.0
+    return 2 * SETUP_TIME_LIMIT + games * (players * limits.game + 60.0)
+
+
+def games_per_call(peeked: int, workers: int) -> int:
+    """Games sent to an actor in one call: a Ray call costs about as much CPU as a quick
+    game, so games go in batches, small enough that every worker still gets several
+    (a short tournament keeps one game a call, a lost actor costs little to replay)."""
+    return max(1, min(MAX_GAMES_PER_CALL, peeked // (4 * workers)))
+
+
+def _batches(jobs: Iterator[GameJob], size: int) -> Iterator[tuple[GameJob, ...]]:
+    while batch := tuple(itertools.islice(jobs, size)):
+        yield batch
 
 
 class RayExecutor(Executor):
@@ -486,12 +502,14 @@ class RayExecutor(Executor):
             on_every_node(functools.partial(warm_node, self.imports, specs), cpus=0 if self._pool is not None else 1)
             self._warmed.update(specs)
         players = max(len(job.seating) for job in first)
+        size = games_per_call(len(first), self.workers)
         if self._pool is None:
             factory = functools.partial(GamePlayer, self.imports, self.limits, self.start_method)
-            self._pool = RayJobPool(factory, self.workers, max_retries=self.max_retries,
-                                    call_timeout=game_call_timeout(players, self.limits))
-        for _, record in self._pool.map_unordered(itertools.chain(first, jobs)):
-            yield record
+            self._pool = RayJobPool(factory, self.workers, max_retries=self.max_retries)
+        # a batch whose actor dies is played again whole: its games were not handed out yet
+        self._pool.call_timeout = game_call_timeout(players, self.limits, size)
+        for _, records in self._pool.map_unordered(_batches(itertools.chain(first, jobs), size)):
+            yield from records
 
     def close(self) -> None:
         if getattr(self, "_pool", None) is not None:
