@@ -99,3 +99,57 @@ def test_maskable_ppo_learns_on_the_env_unaided():
         assert env.game.is_over
     finally:
         torch.set_num_threads(threads)
+
+
+@pytest.mark.slow
+def test_the_pettingzoo_action_mask_drives_maskable_ppo():
+    """PettingZoo's documented pattern for SB3 action masking: a wrapper that hands every
+    seat's turn to one policy and reads the mask from ``observe(agent)["action_mask"]``.
+    gymnasium 1.x wrappers (sb3-contrib's ActionMasker) accept only a ``gymnasium.Env``,
+    so the wrapper is one too (docs/interop.md). Every action taken is legal (the env
+    raises on an illegal one)."""
+    pytest.importorskip("sb3_contrib")
+    import gymnasium
+    import torch
+    from pettingzoo.utils import BaseWrapper
+    from sb3_contrib import MaskablePPO
+    from sb3_contrib.common.wrappers import ActionMasker
+
+    from env import aec
+
+    class OnePolicyForEverySeat(BaseWrapper, gymnasium.Env):
+        def reset(self, seed=None, options=None):
+            super().reset(seed, options)
+            agent = self.possible_agents[0]
+            self.observation_space = super().observation_space(agent)["observation"]
+            self.action_space = super().action_space(agent)
+            return self.observe(self.agent_selection), {}
+
+        def step(self, action):
+            mover = self.agent_selection
+            super().step(action)
+            return (self.observe(self.agent_selection), self._cumulative_rewards[mover],
+                    self.terminations[mover], self.truncations[mover], self.infos[mover])
+
+        def observe(self, agent):
+            return super().observe(agent)["observation"]
+
+        def action_mask(self):
+            return super().observe(self.agent_selection)["action_mask"].astype(bool)
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        seats = OnePolicyForEverySeat(aec.env(num_players=3))
+        seats.reset(seed=0)
+        env = ActionMasker(seats, lambda e: e.action_mask())
+        model = MaskablePPO("MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=1, seed=0)
+        model.learn(total_timesteps=256)
+        obs, _ = env.reset(seed=5)
+        done = False
+        while not done:
+            action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
+            obs, _, done, _, _ = env.step(int(action))
+        assert seats.unwrapped.game.is_over
+    finally:
+        torch.set_num_threads(threads)
