@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from engine import GameState
+from engine import GameState, rules
 from engine.view import PlayerView
 
 from .base import Agent, seconds
@@ -182,7 +182,7 @@ def _forfeit_result(state: GameState, loser: int) -> tuple[list[int], list[float
     """The forfeiting seat (with its partner in the team variant) finishes last; the
     other seats keep their order by the usual ranking among themselves."""
     n = state.num_players
-    losers = {loser, (loser + 2) % 4} if state.team else {loser}
+    losers = {loser, rules.partner(loser)} if state.team else {loser}
     if state.team:
         return ([1 if s in losers else 0 for s in range(n)],
                 [-1.0 if s in losers else 1.0 for s in range(n)])

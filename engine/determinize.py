@@ -72,7 +72,7 @@ def unseen_counts_into(grid, info, seat, counts):
     for c in range(49):
         counts[grid[PAD_OF_CELL[c], VAL]] -= 1
     counts[0] = 0
-    partner = (seat + 2) % 4
+    partner = rules.partner(seat)
     if info[TEAM] == 1 and info[SHOWN + partner] > 0:
         counts[info[SHOWN + partner]] -= 1
 
@@ -145,7 +145,7 @@ def _hand_need(info, seat, other):
         return 0
     slots = info[HAND_SIZE + other]
     shown = info[SHOWN + other]
-    if info[TEAM] == 1 and other == (seat + 2) % 4 and shown > 0:
+    if info[TEAM] == 1 and other == rules.partner(seat) and shown > 0:
         slots -= 1
         if shown > cap:
             held -= 1
@@ -155,7 +155,7 @@ def _hand_need(info, seat, other):
 @njit(inline="always", cache=True)
 def _hand_slots(info, seat, other):
     """How many tiles of `other`'s hand a world for `seat` deals (a shown tile is kept)."""
-    if info[TEAM] == 1 and other == (seat + 2) % 4 and info[SHOWN + other] > 0:
+    if info[TEAM] == 1 and other == rules.partner(seat) and info[SHOWN + other] > 0:
         return info[HAND_SIZE + other] - 1
     return info[HAND_SIZE + other]
 
@@ -180,7 +180,7 @@ def _clear_other_hands(info, seat, out_info):
     """Empty every other hand of the world (keeping a partner's shown tile the seat
     sees, dropping one it does not). Returns 0, the first undealt tile."""
     num_players = info[NUM_PLAYERS]
-    partner = (seat + 2) % 4 if info[TEAM] == 1 else -1
+    partner = rules.partner(seat) if info[TEAM] == 1 else -1
     for other in range(num_players):
         if other == seat:
             continue

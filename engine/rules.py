@@ -8,6 +8,7 @@ the environments and the agents import from here.
 from __future__ import annotations
 
 import numpy as np
+from numba.extending import register_jitable
 
 from .validate import as_flag, as_int, as_int_array
 
@@ -48,6 +49,12 @@ SET_MINUTES = {3: 50, 4: 60}
 # Axes in the order the breakdown lists them: (row step, col step).
 AXES = ("row", "col", "diag", "anti")  # -, |, \, /
 AXIS_STEPS = ((0, 1), (1, 0), (1, 1), (1, -1))
+
+
+@register_jitable
+def partner(seat: int) -> int:
+    """Team variant: the seat's partner, across the table (`TEAMS`). Callable from numba."""
+    return (seat + 2) % TEAM_PLAYERS
 
 
 def action_id(cell: int, value: int) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import rules
 from .determinize import SCRATCH_LEN, sample_world, unseen_counts
 from .game import GameState
 
@@ -50,7 +51,7 @@ class PlayerView:
         """Team variant: the value the partner shows to this seat (0 = none)."""
         if not self.team:
             return 0
-        return int(self._state.shown_tiles[(self.seat + 2) % 4])
+        return int(self._state.shown_tiles[rules.partner(self.seat)])
 
     def unseen_counts(self) -> np.ndarray:
         return unseen_counts(self._state, self.seat)

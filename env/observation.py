@@ -231,7 +231,7 @@ def _encode_and_mask(grid, info, seat, out, mask, with_mask):
     n = num_players(info)
     team = is_team(info)
     if team:
-        partner_shown = shown_value(info, (seat + 2) % 4)
+        partner_shown = shown_value(info, rules.partner(seat))
         if partner_shown > 0:
             out[v0 + V_PARTNER_SHOWN + partner_shown - 1] = 1.0
             out[v0 + V_UNSEEN + partner_shown - 1] -= 1.0

@@ -59,9 +59,9 @@ def ansi(state, viewer: int | None = None) -> str:
         tiles = [str(v + 1) for v in range(rules.MAX_VALUE) for _ in range(int(hand[v]))]
         lines.append(f"hand of player_{viewer}: " + (" ".join(tiles) if tiles else "(empty)"))
         if state.team:
-            shown = int(state.shown_tiles[(viewer + 2) % 4])
+            shown = int(state.shown_tiles[rules.partner(viewer)])
             if shown:
-                lines.append(f"partner player_{(viewer + 2) % 4} shows: {shown}")
+                lines.append(f"partner player_{rules.partner(viewer)} shows: {shown}")
     return "\n".join(lines)
 
 

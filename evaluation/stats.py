@@ -17,6 +17,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from engine import rules
+
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 
 
@@ -54,7 +56,7 @@ def effective_ranking(ranking: Sequence[int], forfeit: int | None, team: bool) -
     if forfeit is None or not ranking:
         return ranking
     n = len(ranking)
-    losers = {forfeit, (forfeit + 2) % 4} if team else {forfeit}
+    losers = {forfeit, rules.partner(forfeit)} if team else {forfeit}
     others = [s for s in range(n) if s not in losers]
     if team:
         return [1 if s in losers else 0 for s in range(n)]

@@ -54,7 +54,7 @@ class Move:
     def visible_to(self, seat: int, team: bool) -> bool:
         """Whether `seat` may see this move in full: a shown value is seen only by the
         shower and its partner (docs/rules.md, team variant); other moves are public."""
-        return self.action < rules.SHOW_BASE or not team or seat in (self.seat, (self.seat + 2) % 4)
+        return self.action < rules.SHOW_BASE or not team or seat in (self.seat, rules.partner(self.seat))
 
     def public(self, seat: int, team: bool) -> dict:
         """The move as `seat` may see it (a hidden show keeps only who showed)."""

@@ -60,7 +60,7 @@ def _scores_line(view) -> str:
     scores, sizes = view.scores, view.hand_sizes
     parts = []
     for s in range(view.num_players):
-        who = "you" if s == view.seat else "partner" if view.team and s == (view.seat + 2) % 4 else f"seat {s}"
+        who = "you" if s == view.seat else "partner" if view.team and s == rules.partner(view.seat) else f"seat {s}"
         parts.append(f"{who}: {int(scores[s])} min, {int(sizes[s])} tiles")
     line = "scores  " + "  |  ".join(parts)
     if view.team:
