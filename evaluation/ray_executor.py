@@ -57,7 +57,11 @@ THREAD_VARS = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENB
 CONNECT_TIMEOUT = 10.0  # seconds a cluster's address gets to answer (ray.init itself waits minutes)
 CLOSE_TIMEOUT = 10.0  # seconds an actor gets to stop its child processes before it is killed
 MAX_GAMES_PER_CALL = 8  # tournament games sent to an actor in one call (see games_per_call)
-CALLS_PER_ACTOR = 2  # calls queued on each actor, so it starts its next job without a round trip
+# One call at a time on each actor: then the call running when an actor dies is known for sure
+# (a result sent just before the death can be lost in transit, so with calls queued behind it a
+# finished quick job could be blamed for the next one's crash). Batches of games amortise the
+# round trip between calls.
+CALLS_PER_ACTOR = 1
 PEEK_JOBS = 256  # the first jobs whose agents are compiled on every node before play (a duplicate set)
 FILES_DIR = "toolkit-ray-files"  # in each node's temp directory: published files, named by content
 

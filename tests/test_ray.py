@@ -221,8 +221,7 @@ def test_pool_workers_pin_their_threads_rerun_lost_jobs_and_give_up_clearly(clus
     with RayJobPool(functools.partial(identity_factory, die_on_negative), size=1, max_retries=1) as pool:
         results = {}
         with pytest.raises(RuntimeError, match=r"job -1 was lost 2 time\(s\): its Ray worker died"):
-            # job 0.0 returns just before the job queued behind it kills the actor: a result,
-            # not a loss, however soon the death is seen
+            # job 0.0 returns just before the next job kills the actor: a result, not a loss
             for job, result in pool.map_unordered([0.0, -1, 3]):
                 results[job] = result
         assert results.get(0.0) == 0.0 and pool.replaced == 2
