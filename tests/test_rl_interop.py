@@ -76,6 +76,16 @@ def test_action_masks_show_team_actions():
     assert mask[rules.SHOW_BASE:].any()
 
 
+def train_briefly_and_play_to_the_end(model, env) -> None:
+    """256 learning steps, then one game played by the model with the env's masks."""
+    model.learn(total_timesteps=256)
+    obs, _ = env.reset(seed=5)
+    done = False
+    while not done:
+        action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
+        obs, _, done, _, _ = env.step(int(action))
+
+
 @pytest.mark.slow
 def test_maskable_ppo_learns_on_the_env_unaided():
     """A short MaskablePPO run (the 200,000-step run is benchmarks/maskable_ppo.py): the
@@ -89,13 +99,8 @@ def test_maskable_ppo_learns_on_the_env_unaided():
     torch.set_num_threads(1)  # two OpenMP threads spin against each other on 2 shared cores
     try:
         env = TwentyFourSevenEnv(reward="points", illegal_action="raise", seat="random")
-        model = MaskablePPO("MultiInputPolicy", env, n_steps=128, batch_size=64, n_epochs=1, seed=0)
-        model.learn(total_timesteps=256)
-        obs, _ = env.reset(seed=5)
-        done = False
-        while not done:
-            action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
-            obs, _, done, _, _ = env.step(int(action))
+        train_briefly_and_play_to_the_end(MaskablePPO("MultiInputPolicy", env, n_steps=128, batch_size=64,
+                                                      n_epochs=1, seed=0), env)
         assert env.game.is_over
     finally:
         torch.set_num_threads(threads)
@@ -143,13 +148,8 @@ def test_the_pettingzoo_action_mask_drives_maskable_ppo():
         seats = OnePolicyForEverySeat(aec.env(num_players=3))
         seats.reset(seed=0)
         env = ActionMasker(seats, lambda e: e.action_mask())
-        model = MaskablePPO("MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=1, seed=0)
-        model.learn(total_timesteps=256)
-        obs, _ = env.reset(seed=5)
-        done = False
-        while not done:
-            action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
-            obs, _, done, _, _ = env.step(int(action))
+        train_briefly_and_play_to_the_end(MaskablePPO("MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=1,
+                                                      seed=0), env)
         assert seats.unwrapped.game.is_over
     finally:
         torch.set_num_threads(threads)
