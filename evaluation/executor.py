@@ -269,7 +269,7 @@ def _worker_main(conn, imports: list[str]) -> None:
     """A worker process: start up, then play each (job, limits) the parent sends, telling
     it before every move who moves with what budget."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops the pool
-    _exit_with_parent(os.getppid())
+    exit_with_parent()
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(var, "1")  # one game per core: no nested thread pools
     try:
@@ -294,13 +294,17 @@ def _worker_main(conn, imports: list[str]) -> None:
         conn.send(("done", run_job(job, limits, on_move)))
 
 
-def _exit_with_parent(parent: int) -> None:
-    """End this worker as soon as its parent is gone, even in the middle of a move: a
-    parent killed outright (SIGKILL, ``ray.kill`` of the actor that ran it) cannot stop
-    it, and an orphan would play on alone, holding a core."""
+def exit_with_parent() -> None:
+    """End this worker process (started by ``multiprocessing``) as soon as its parent is
+    gone, even in the middle of a move: a parent killed outright (SIGKILL, ``ray.kill`` of
+    the actor that ran it) cannot stop it, and an orphan would play on alone, holding a
+    core. The parent is the one that started the process, so a parent that died while the
+    worker was still importing is caught too."""
+    parent = mp.parent_process()
+    parent_pid = parent.pid if parent is not None else os.getppid()
 
     def watch() -> None:
-        while os.getppid() == parent:
+        while os.getppid() == parent_pid:
             time.sleep(PARENT_CHECK_SECONDS)
         os._exit(1)
 

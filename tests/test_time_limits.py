@@ -18,6 +18,7 @@ import agents
 from agents.base import _REGISTRY, Agent, register
 from agents.play import TimeLimits, play_game
 from engine import random_deal
+from processes import running
 
 ROOT = Path(__file__).resolve().parents[1]
 THIS = str(Path(__file__).resolve())  # tournament workers import this file for its agents
@@ -307,19 +308,10 @@ time.sleep(600)
         parent.wait(timeout=10)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
-            if not _running(worker):
+            if not running(worker):
                 return
             time.sleep(0.1)
         os.kill(worker, signal.SIGKILL)
         raise AssertionError("the worker played on after its parent was killed")
     finally:
         parent.kill()
-
-
-def _running(pid: int) -> bool:
-    """Whether the process runs (a zombie has exited, waiting for its new parent to reap it)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")

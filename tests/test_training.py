@@ -17,7 +17,10 @@ from agents.nets import NetConfig, PolicyValueNet, load_net, read_checkpoint, sa
 from agents.play import play_game
 from engine import random_deal, rules
 from env.observation import OBS_SIZE
+from processes import children, command_line, running
 from training.config import config_from_dict, load_config
+
+ROOT = Path(__file__).resolve().parents[1]
 
 TINY = {
     "name": "tiny", "seed": 3, "iterations": 2,
@@ -212,6 +215,42 @@ def test_teacher_games_do_not_depend_on_worker_count():
     assert len(one.final_info) == games and one.game.max() == games - 1
     assert np.allclose(one.policy.sum(axis=1), 1.0)
     assert not (one.policy > 0)[~one.mask].any(), "targets only on legal actions"
+
+
+def test_teacher_workers_exit_when_the_trainer_is_killed():
+    """Killing a trainer outright (SIGKILL) leaves no game worker playing on alone."""
+    import os
+    import signal
+    import time
+
+    script = f"""
+import sys
+sys.path.insert(0, {str(ROOT)!r})
+from training.teacher import GAMES_PER_CHUNK, teacher_games
+teacher_games("ismcts:iterations=100000", 2 * GAMES_PER_CHUNK, seed=0, workers=2, progress=False)
+"""
+    trainer = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        deadline = time.monotonic() + 120
+        workers: list[int] = []
+        while len(workers) < 2:  # until both workers have started their chunks
+            assert time.monotonic() < deadline, "the teacher's workers did not start"
+            assert trainer.poll() is None, "the trainer ended early"
+            time.sleep(0.5)
+            workers = [pid for pid in children(trainer.pid) if "resource_tracker" not in command_line(pid)]
+        time.sleep(3.0)  # into their start-up or first games
+        trainer.send_signal(signal.SIGKILL)
+        trainer.wait(timeout=10)
+        deadline = time.monotonic() + 90  # a loaded machine may take a while to import torch
+        while any(running(pid) for pid in workers):
+            if time.monotonic() > deadline:
+                for pid in workers:
+                    if running(pid):
+                        os.kill(pid, signal.SIGKILL)
+                raise AssertionError("a teacher worker played on after the trainer was killed")
+            time.sleep(0.1)
+    finally:
+        trainer.kill()
 
 
 def test_points_skip_starts_the_network_at_the_greedy_points_choice():

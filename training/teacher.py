@@ -161,16 +161,21 @@ def teacher_games(teacher: str, games: int, seed: int, num_players: int = 2, tea
         import multiprocessing
 
         with ProcessPoolExecutor(local_workers, mp_context=multiprocessing.get_context("spawn"),
-                                 initializer=_one_thread) as pool:
+                                 initializer=_start_worker) as pool:
             for i, part in zip(todo, pool.map(_play_chunk, [chunks[i] for i in todo])):
                 finished(i, part)
     bar.close()
     return TeacherGames.concatenate(parts)
 
 
-def _one_thread() -> None:
-    """Worker processes share the cores: one torch thread each (a network-guided search
-    makes one small forward pass per move)."""
+def _start_worker() -> None:
+    """A game worker exits with the trainer (a killed trainer leaves no orphan playing on),
+    and the workers share the cores: one torch thread each (a network-guided search makes
+    one small forward pass per move)."""
     import torch
+
+    from evaluation.executor import exit_with_parent
+
+    exit_with_parent()
 
     torch.set_num_threads(1)

@@ -1,0 +1,28 @@
+"""Helpers for tests that kill processes and check what is left running (Linux /proc)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def running(pid: int) -> bool:
+    """Whether the process runs (a zombie has exited, waiting for its new parent to reap it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def children(pid: int) -> list[int]:
+    """The process ids of `pid`'s children."""
+    try:
+        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except FileNotFoundError:
+        return []
+
+
+def command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except FileNotFoundError:
+        return ""
