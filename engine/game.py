@@ -155,27 +155,27 @@ class GameState:
     # --- read-only views -----------------------------------------------------------------
     @property
     def num_players(self) -> int:
-        return int(self._info[layout.NUM_PLAYERS])
+        return self._info.item(layout.NUM_PLAYERS)
 
     @property
     def team(self) -> bool:
-        return bool(self._info[layout.TEAM])
+        return self._info.item(layout.TEAM) != 0
 
     @property
     def current_player(self) -> int:
-        return int(self._info[layout.CURRENT])
+        return self._info.item(layout.CURRENT)
 
     @property
     def is_over(self) -> bool:
-        return bool(self._info[layout.OVER])
+        return self._info.item(layout.OVER) != 0
 
     @property
     def turn(self) -> int:
-        return int(self._info[layout.TURN])
+        return self._info.item(layout.TURN)
 
     @property
     def scores(self) -> np.ndarray:
-        return self._info[layout.SCORE:layout.SCORE + self.num_players].copy()
+        return self._info[layout.SCORE:layout.SCORE + self._info.item(layout.NUM_PLAYERS)].copy()
 
     @property
     def hands(self) -> np.ndarray:

@@ -216,8 +216,10 @@ class TwentyFourSevenEnv(gym.Env):
     def _play_opponents(self) -> None:
         """Let the other seats act until it is the learner's turn or the game is over."""
         game = self.game
-        while not game.is_over and game.current_player != self.seat:
+        while not game.is_over:
             seat = game.current_player
+            if seat == self.seat:
+                return
             action = self._opponent_action(seat)
             if not is_legal(self._grid, self._info, action):
                 raise ValueError(f"opponent at seat {seat} ({self.opponents[seat]!r}) chose an "
@@ -229,7 +231,7 @@ class TwentyFourSevenEnv(gym.Env):
         mask = self._mask_buf
         if opp is None:
             legal_mask(self._grid, self._info, mask)
-            legal = np.flatnonzero(mask)
+            legal = mask.nonzero()[0]  # np.flatnonzero's wrappers cost ~1 us a move here
             return int(legal[self.np_random.integers(len(legal))])
         obs = obs_mod.encode(self.game, seat)
         if hasattr(opp, "act"):
