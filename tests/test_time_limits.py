@@ -18,7 +18,6 @@ import agents
 from agents.base import _REGISTRY, Agent, register
 from agents.play import TimeLimits, play_game
 from engine import random_deal
-from processes import running
 
 ROOT = Path(__file__).resolve().parents[1]
 THIS = str(Path(__file__).resolve())  # tournament workers import this file for its agents
@@ -281,6 +280,7 @@ def test_warm_up_does_not_change_how_an_agent_plays(spec):
 def test_a_worker_whose_parent_is_killed_exits_mid_move(tmp_path):
     """A tournament worker outlives nothing: when the process that ran it is killed outright
     (SIGKILL, or Ray killing an actor), the worker stops even in a move that never returns."""
+    import select
     import signal
     import subprocess
     import sys
@@ -299,8 +299,12 @@ while not ex._workers or ex._workers[0].moving is None:  # until the hanging mov
 print(ex._workers[0].process.pid, flush=True)
 time.sleep(600)
 """
+    from processes import running  # here: tournament workers import this file, without tests/ on their path
+
     parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     try:
+        ready, _, _ = select.select([parent.stdout], [], [], 120)
+        assert ready, "the worker's hanging move did not start within 120 s"
         worker = int(parent.stdout.readline())
         time.sleep(1.0)
         os.kill(worker, 0)  # alive, stuck in its move
