@@ -26,3 +26,22 @@ def command_line(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
     except FileNotFoundError:
         return ""
+
+
+def exit_or_kill(pids: list[int], seconds: float) -> bool:
+    """Wait up to `seconds` for every process in `pids` to exit. True if they all did;
+    otherwise kill the ones still running (so a failed test leaves nothing behind) and
+    return False."""
+    import os
+    import signal
+    import time
+
+    deadline = time.monotonic() + seconds
+    while any(running(pid) for pid in pids):
+        if time.monotonic() > deadline:
+            for pid in pids:
+                if running(pid):
+                    os.kill(pid, signal.SIGKILL)
+            return False
+        time.sleep(0.1)
+    return True

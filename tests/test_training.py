@@ -17,7 +17,7 @@ from agents.nets import NetConfig, PolicyValueNet, load_net, read_checkpoint, sa
 from agents.play import play_game
 from engine import random_deal, rules
 from env.observation import OBS_SIZE
-from processes import children, command_line, running
+from processes import children, command_line, exit_or_kill
 from training.config import config_from_dict, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -219,7 +219,6 @@ def test_teacher_games_do_not_depend_on_worker_count():
 
 def test_teacher_workers_exit_when_the_trainer_is_killed():
     """Killing a trainer outright (SIGKILL) leaves no game worker playing on alone."""
-    import os
     import signal
     import time
 
@@ -241,14 +240,8 @@ teacher_games("ismcts:iterations=100000", 2 * GAMES_PER_CHUNK, seed=0, workers=2
         time.sleep(3.0)  # into their start-up or first games
         trainer.send_signal(signal.SIGKILL)
         trainer.wait(timeout=10)
-        deadline = time.monotonic() + 90  # a loaded machine may take a while to import torch
-        while any(running(pid) for pid in workers):
-            if time.monotonic() > deadline:
-                for pid in workers:
-                    if running(pid):
-                        os.kill(pid, signal.SIGKILL)
-                raise AssertionError("a teacher worker played on after the trainer was killed")
-            time.sleep(0.1)
+        # a loaded machine may take a while to import torch and reach the watchdog
+        assert exit_or_kill(workers, 90), "a teacher worker played on after the trainer was killed"
     finally:
         trainer.kill()
 
