@@ -153,3 +153,21 @@ def test_the_pettingzoo_action_mask_drives_maskable_ppo():
         assert seats.unwrapped.game.is_over
     finally:
         torch.set_num_threads(threads)
+
+
+def test_the_maskable_ppo_benchmark_clones_greedy_into_the_default_policy(capsys):
+    """benchmarks/maskable_ppo.py --clone: the default policy fitted to greedy's moves, then
+    tested against random (a few positions and games: the path runs and reports)."""
+    pytest.importorskip("sb3_contrib")
+    import torch
+
+    from benchmarks import maskable_ppo
+
+    threads = torch.get_num_threads()
+    try:
+        maskable_ppo.main(["--clone", "300", "--clone-epochs", "2", "--games", "2"])
+    finally:
+        torch.set_num_threads(threads)
+    out = capsys.readouterr().out
+    assert "clone epoch 2: cross-entropy" in out
+    assert "cloned from greedy (300 positions, 2 epochs): score vs random" in out
