@@ -108,9 +108,9 @@ def _init_node(nodes, values, n, action, parent, next_sibling):
 # `_pick_untried`, `descend` and the rollout run once per simulation: compiled kernels
 # called from the loop, not inlined into it (each inlined loop adds seconds to its compile
 # time); the selection steps, run at every level of the tree, are inlined into `descend`.
-# `_rollout_leaf`, a few lines around the rollout kernel, is inlined into `search`: its
-# call cost ~3% of a short perfect-information simulation (pimc, cheat), for ~4 s more
-# compile time.
+# `_rollout_leaf`, a few lines around the rollout kernel, is inlined into `search`: a call
+# per simulation is a measurable share of a short perfect-information simulation (pimc,
+# cheat), worth a few more seconds of compile time (benchmarks/RESULTS.md).
 @kernel
 def _pick_untried(grid, info, child_mask, num_legal, greedy, rng):
     """A legal action of this world that has no child yet: with `greedy`, the one the

@@ -1,6 +1,9 @@
 """Helpers for tests that kill processes and check what is left running (Linux /proc)."""
 from __future__ import annotations
 
+import os
+import signal
+import time
 from pathlib import Path
 
 
@@ -32,10 +35,6 @@ def exit_or_kill(pids: list[int], seconds: float) -> bool:
     """Wait up to `seconds` for every process in `pids` to exit. True if they all did;
     otherwise kill the ones still running (so a failed test leaves nothing behind) and
     return False."""
-    import os
-    import signal
-    import time
-
     deadline = time.monotonic() + seconds
     while any(running(pid) for pid in pids):
         if time.monotonic() > deadline:
