@@ -43,7 +43,9 @@ statistics:
   their games are correlated); the Wilson interval (independent games) is also in
   results.json. Ratings: Bradley-Terry maximum likelihood on all pairwise results, on the
   Elo scale, anchored at random = 0 (else the first agent; --anchor mean for mean 0), with
-  --prior-draws virtual draws per pair. 3-4 players also get openskill Plackett-Luce.
+  --prior-draws virtual draws per pair. 3-4 players also get openskill Plackett-Luce, and
+  per-table scores: each agent's mean pairwise score at one mix of seats (e.g. "1x A + 3x B":
+  A alone against three B seats), which the pairs' figure averages over all the mixes.
   --sprt elo0,elo1 (2 agents): GSPRT on per-deal scores (alpha = beta = 0.05 by default),
   stops once elo(first - second) <= elo0 or >= elo1 is accepted; the LLR is reported.
 
@@ -60,7 +62,8 @@ forfeits and time limits:
   part of a run's identity: a resume may change them (finished games are kept).
 
 outputs (in --out):
-  results.json  agents, games, ratings {agent: {value, ci95, ...}}, pairs {"A vs B": ...}
+  results.json  agents, games, ratings {agent: {value, ci95, ...}}, pairs {"A vs B": ...},
+                tables (3-4 players) [{seats, games, agents {A: {score, score_ci95, ...}}}]
   games.csv     one row per game: ids, deal seed, seats, scores, ranks, winner, forfeit,
                 forfeit_reason (error, illegal, move_time_limit, game_time_limit, crash)
   games.jsonl   the journal (with deals and moves under --save-games)

@@ -112,6 +112,8 @@ def analyze(records: Sequence[dict], schedule: Schedule, labels: list[str], *, b
                                 if wins == n else None),
             }
 
+    tables = (table_scores(valid, schedule, labels, seatings, places, deal_pos, weights)
+              if schedule.players > 2 and not schedule.team else None)
     osk = None
     if schedule.players > 2 and not schedule.team:
         fit = openskill_ratings(((seatings[r["game"]], places[r["game"]]) for r in valid), k)
@@ -139,8 +141,42 @@ def analyze(records: Sequence[dict], schedule: Schedule, labels: list[str], *, b
         },
         "ratings": ratings,
         "pairs": pairs,
+        "tables": tables,
         "openskill": osk,
     }
+
+
+def table_scores(valid: Sequence[dict], schedule: Schedule, labels: list[str], seatings: dict, places: dict,
+                 deal_pos: dict, weights: np.ndarray | None) -> list[dict]:
+    """3-4 players: for each table (a mix such as A B B B), each agent's mean pairwise
+    score against the seats of *other* agents at that table, over the games of that table
+    only, with a bootstrap interval over deals. "One search agent against three ismcts
+    seats" is the A B B B table's score of A, which the all-tables pair figure mixes with
+    the A A B B and A A A B tables."""
+    k, nd = len(labels), len(deal_pos)
+    out = []
+    for t, table in enumerate(schedule.tables):
+        games = [r for r in valid if r["table"] == t]
+        pd = per_deal(pairwise((deal_pos[r["deal_index"]], seatings[r["game"]], r["scores"], places[r["game"]], False)
+                               for r in games), k, nd)
+        tot = pd.total()
+        boot = pd.total(weights) if weights is not None and games else None
+        agents = {}
+        for a in sorted(set(table)):
+            n = tot.games[a].sum()
+            if n == 0:
+                continue
+            score, margin = tot.points[a].sum() / n, tot.margin[a].sum() / n
+            if boot is not None:
+                lo, hi = percentile_interval(safe_ratio(boot.points[:, a].sum(-1), boot.games[:, a].sum(-1)))
+                mlo, mhi = percentile_interval(safe_ratio(boot.margin[:, a].sum(-1), boot.games[:, a].sum(-1)))
+            else:
+                (lo, hi), (mlo, mhi) = (score, score), (margin, margin)
+            agents[labels[a]] = {"seats": table.count(a), "comparisons": int(n), "score": _r(score),
+                                 "score_ci95": [_r(lo), _r(hi)], "mean_margin": _r(margin, 2),
+                                 "margin_ci95": [_r(mlo, 2), _r(mhi, 2)]}
+        out.append({"seats": [labels[a] for a in table], "games": len(games), "agents": agents})
+    return out
 
 
 def resample_sweeps(boot, tot, elo: np.ndarray, seed: int) -> np.ndarray:
@@ -254,6 +290,19 @@ def format_results(res: dict, sprt: dict | None = None) -> str:
         out.append("  sweeps (one side won every game; win-rate CI: Wilson; rating gaps: upper end set by the"
                    " prior draws):\n" + "\n".join(f"    {p['agent']} - {p['opponent']} >= {p['elo_gap_min']:+.0f} Elo"
                                                    for p in sep))
+    if res.get("tables") and len(res["tables"]) > 1:
+        out.append("\nTables (each agent's mean pairwise score against the other agents' seats at that table;"
+                   " CI: bootstrap over deals)")
+        rows = [["table", "agent", "games", "score", "95% CI", "margin", "95% CI"]]
+        for table in res["tables"]:
+            mix = " + ".join(f"{table['seats'].count(a)}x {a}" for a in dict.fromkeys(table["seats"]))
+            for label, a in table["agents"].items():
+                lo, hi = a["score_ci95"]
+                mlo, mhi = a["margin_ci95"]
+                rows.append([mix, label, str(table["games"]), _f(a["score"], ".3f"),
+                             f"[{_f(lo, '.3f')}, {_f(hi, '.3f')}]", _f(a["mean_margin"], "+.1f"),
+                             f"[{_f(mlo, '+.1f')}, {_f(mhi, '+.1f')}]"])
+        out.append(_table(rows, right={2, 3, 5}))
     if res.get("openskill"):
         out.append("\nPlackett-Luce (openskill, games in id order): " + ", ".join(
             f"{label} {v['ordinal']:.1f} (mu {v['mu']:.1f}, sigma {v['sigma']:.2f})"

@@ -243,10 +243,20 @@ def test_multiplayer_and_team_runs(tmp_path):
                                                                ["random", "first", "first"]]
     # each 3-seat game compares the lone agent with both others
     assert res["pairs"]["first vs random"]["games"] == 12
+    # per table: "first" alone at a table of two randoms, and with two seats against one
+    lone, pair_of = res["tables"]
+    assert lone["seats"] == ["random", "random", "first"] and lone["games"] == 3
+    assert lone["agents"]["first"]["seats"] == 1 and lone["agents"]["first"]["comparisons"] == 6
+    assert pair_of["agents"]["first"]["seats"] == 2 and pair_of["agents"]["first"]["comparisons"] == 6
+    for table in res["tables"]:
+        for a in table["agents"].values():
+            assert a["score_ci95"][0] <= a["score"] <= a["score_ci95"][1]
+    points = sum(t["agents"]["first"]["score"] * t["agents"]["first"]["comparisons"] for t in res["tables"])
+    assert points / 12 == pytest.approx(res["pairs"]["first vs random"]["win_rate"], abs=1e-3)  # 4-digit rounding
     res = run_quiet(cfg(tmp_path, "p4", agents=["random", "first", "random"], players=4, games=4))
     assert res["openskill"] is None or set(res["openskill"]) == {"random", "first", "random#2"}
     res = run_quiet(cfg(tmp_path, "team", agents=["random", "first"], players=4, team=True, games=4))
-    assert res["games"] == 4 and res["pairs"]["first vs random"]["games"] == 4
+    assert res["games"] == 4 and res["pairs"]["first vs random"]["games"] == 4 and res["tables"] is None
 
 
 # --- command line ---------------------------------------------------------------------------------
