@@ -129,6 +129,8 @@ def test_shipped_selfplay_agents_play_their_player_count():
     for spec in ("selfplay:iterations=20", "selfplay-policy"):
         record = play_game([agents.make(spec, seed=0), agents.make("greedy", seed=1)], random_deal(2), 2)
         assert len(record.actions) > 0
+    four = [agents.make("selfplay:iterations=20", seed=0)] + [agents.make("greedy") for _ in range(3)]
+    assert len(play_game(four, random_deal(3), 4).actions) > 0  # the shipped 4-player network
     with pytest.raises(ValueError, match="3 players"):
         play_game([agents.make("selfplay:iterations=20"), agents.make("greedy"), agents.make("greedy")],
                   random_deal(2), 3)
