@@ -35,9 +35,13 @@ def analyze(records: Sequence[dict], schedule: Schedule, labels: list[str], *, b
     deal_pos = {d: i for i, d in enumerate(deals)}
     nd = len(deals)
     places = {r["game"]: effective_ranking(r["ranking"], r.get("forfeit"), schedule.team) for r in valid}
-    pw = pairwise((deal_pos[r["deal_index"]], seatings[r["game"]], r["scores"], places[r["game"]], schedule.team)
-                  for r in valid)
-    pd = per_deal(pw, k, nd)
+
+    def per_deal_of(games: Sequence[dict]):
+        """Per-deal pairwise sums (`stats.PerDeal`) over some of the valid games."""
+        return per_deal(pairwise((deal_pos[r["deal_index"]], seatings[r["game"]], r["scores"], places[r["game"]],
+                                  schedule.team) for r in games), k, nd)
+
+    pd = per_deal_of(valid)
     tot = pd.total()
 
     # per-agent minutes per seat, per deal (for the bootstrap)
@@ -112,10 +116,9 @@ def analyze(records: Sequence[dict], schedule: Schedule, labels: list[str], *, b
                                 if wins == n else None),
             }
 
-    tables = (table_scores(valid, schedule, labels, seatings, places, deal_pos, weights)
-              if schedule.players > 2 and not schedule.team else None)
-    osk = None
+    tables = osk = None
     if schedule.players > 2 and not schedule.team:
+        tables = table_scores(valid, schedule.tables, labels, per_deal_of, weights)
         fit = openskill_ratings(((seatings[r["game"]], places[r["game"]]) for r in valid), k)
         if fit is not None:
             osk = {labels[i]: {kk: _r(v, 3) for kk, v in fit[i].items()} for i in range(k)}
@@ -146,33 +149,32 @@ def analyze(records: Sequence[dict], schedule: Schedule, labels: list[str], *, b
     }
 
 
-def table_scores(valid: Sequence[dict], schedule: Schedule, labels: list[str], seatings: dict, places: dict,
-                 deal_pos: dict, weights: np.ndarray | None) -> list[dict]:
+def table_scores(valid: Sequence[dict], tables: Sequence[tuple[int, ...]], labels: list[str], per_deal_of,
+                 weights: np.ndarray | None) -> list[dict]:
     """3-4 players: for each table (a mix such as A B B B), each agent's mean pairwise
     score against the seats of *other* agents at that table, over the games of that table
     only, with a bootstrap interval over deals. "One search agent against three ismcts
     seats" is the A B B B table's score of A, which the all-tables pair figure mixes with
-    the A A B B and A A A B tables."""
-    k, nd = len(labels), len(deal_pos)
+    the A A B B and A A A B tables. `per_deal_of(games)` aggregates games as `analyze` does."""
     out = []
-    for t, table in enumerate(schedule.tables):
+    for t, table in enumerate(tables):
         games = [r for r in valid if r["table"] == t]
-        pd = per_deal(pairwise((deal_pos[r["deal_index"]], seatings[r["game"]], r["scores"], places[r["game"]], False)
-                               for r in games), k, nd)
+        pd = per_deal_of(games)
         tot = pd.total()
-        boot = pd.total(weights) if weights is not None and games else None
+        boot = pd.total(weights) if weights is not None else None
         agents = {}
         for a in sorted(set(table)):
             n = tot.games[a].sum()
             if n == 0:
                 continue
             score, margin = tot.points[a].sum() / n, tot.margin[a].sum() / n
-            if boot is not None:
-                lo, hi = percentile_interval(safe_ratio(boot.points[:, a].sum(-1), boot.games[:, a].sum(-1)))
-                mlo, mhi = percentile_interval(safe_ratio(boot.margin[:, a].sum(-1), boot.games[:, a].sum(-1)))
-            else:
+            if boot is None:
                 (lo, hi), (mlo, mhi) = (score, score), (margin, margin)
-            agents[labels[a]] = {"seats": table.count(a), "comparisons": int(n), "score": _r(score),
+            else:  # one agent's sums against everyone, per resample
+                n_b = boot.games[:, a].sum(-1)
+                lo, hi = percentile_interval(safe_ratio(boot.points[:, a].sum(-1), n_b))
+                mlo, mhi = percentile_interval(safe_ratio(boot.margin[:, a].sum(-1), n_b))
+            agents[labels[a]] = {"num_seats": table.count(a), "comparisons": int(n), "score": _r(score),
                                  "score_ci95": [_r(lo), _r(hi)], "mean_margin": _r(margin, 2),
                                  "margin_ci95": [_r(mlo, 2), _r(mhi, 2)]}
         out.append({"seats": [labels[a] for a in table], "games": len(games), "agents": agents})

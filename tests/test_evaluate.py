@@ -246,8 +246,8 @@ def test_multiplayer_and_team_runs(tmp_path):
     # per table: "first" alone at a table of two randoms, and with two seats against one
     lone, pair_of = res["tables"]
     assert lone["seats"] == ["random", "random", "first"] and lone["games"] == 3
-    assert lone["agents"]["first"]["seats"] == 1 and lone["agents"]["first"]["comparisons"] == 6
-    assert pair_of["agents"]["first"]["seats"] == 2 and pair_of["agents"]["first"]["comparisons"] == 6
+    assert lone["agents"]["first"]["num_seats"] == 1 and lone["agents"]["first"]["comparisons"] == 6
+    assert pair_of["agents"]["first"]["num_seats"] == 2 and pair_of["agents"]["first"]["comparisons"] == 6
     for table in res["tables"]:
         for a in table["agents"].values():
             assert a["score_ci95"][0] <= a["score"] <= a["score_ci95"][1]
