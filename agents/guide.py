@@ -35,7 +35,8 @@ class NetworkGuide:
         grid, info = view.public_arrays()
         encode_arrays(grid, info, view.seat, self._obs[0])
         mask = view.legal_action_mask()[None, : self.policy.num_actions]
-        exposure = features.exposure(grid, info)[None] if self.policy.needs_exposure else None
+        exposure = (features.exposure(grid, info, kind=self.policy.exposure_kind)[None] if self.policy.needs_exposure
+                    else None)
         logits, _ = self.policy.logits_values(self._obs, mask, exposure)
         legal = np.flatnonzero(mask[0, : rules.NUM_PLACEMENT_ACTIONS])
         order = legal[np.argsort(-logits[0, legal], kind="stable")]

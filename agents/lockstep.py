@@ -52,7 +52,8 @@ class LockstepSearch:
         obs, mask = self._obs[: len(rows)], self._mask[: len(rows)]
         sk.encode_leaves(grid, info, rows, obs, mask)
         a = self.policy.num_actions
-        exposure = features.exposure(grid, info, rows)[rows] if self.policy.needs_exposure else None
+        exposure = (features.exposure(grid, info, rows, kind=self.policy.exposure_kind)[rows]
+                    if self.policy.needs_exposure else None)
         logits, values = self.policy.logits_values(obs, mask[:, :a], exposure)
         width = min(a, rules.NUM_ACTIONS)
         self._priors[rows] = 0.0

@@ -22,6 +22,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from . import value_kernels
+from .features import EXPOSURES
 
 from engine import rules
 from env.observation import NUM_PLANES, NUM_VECTOR_FEATURES, OBS_SIZE, P_POINTS, PLANES_SIZE
@@ -47,6 +48,10 @@ class NetConfig:
     # it leaves open to tiles the mover has not seen, / 100) from its logit. A network
     # with this on must be given those features beside the observation.
     exposure_skip: float = 0.0  # initial gain; 0 = not used
+    # Which exposure the skip reads (`agents.features.EXPOSURES`): "worst" (the most any
+    # unseen value could score after the move) or "expected" (the next seat's expected
+    # best reply). Checkpoints written before this option read "worst".
+    exposure: str = "worst"
     # Width of the fast evaluator's two hidden layers (`Evaluator`, scored in numba by
     # `agents.value_kernels` at the cut rollouts of network-guided ISMCTS); 0 = none.
     evaluator_hidden: int = 0
@@ -109,6 +114,8 @@ class PolicyValueNet(nn.Module):
         super().__init__()
         self.config = config or NetConfig()
         c = self.config
+        if c.exposure not in EXPOSURES:
+            raise ValueError(f"NetConfig.exposure must be one of {EXPOSURES}, got {c.exposure!r}")
         self.stem = nn.Sequential(nn.Conv2d(NUM_PLANES, c.channels, 3, padding=1, bias=False),
                                   nn.BatchNorm2d(c.channels), nn.ReLU())
         self.tower = nn.Sequential(*[ResidualBlock(c.channels) for _ in range(c.blocks)])
@@ -131,6 +138,11 @@ class PolicyValueNet(nn.Module):
     @property
     def needs_exposure(self) -> bool:
         return bool(self.config.exposure_skip)
+
+    @property
+    def exposure_kind(self) -> str:
+        """The `agents.features.exposure` kind this network reads."""
+        return self.config.exposure
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor | None = None, exposure: torch.Tensor | None = None):
         """exposure: (B, 490) move features, required when `needs_exposure`."""

@@ -23,6 +23,11 @@ class NetPolicy:
         """Whether `exposure` features (agents.features) must come with each observation."""
         return self.net.needs_exposure
 
+    @property
+    def exposure_kind(self) -> str:
+        """Which `agents.features.exposure` kind to pass."""
+        return self.net.exposure_kind
+
     @torch.no_grad()
     def logits_values(self, obs: np.ndarray, mask: np.ndarray,
                       exposure: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -71,7 +76,7 @@ class NetAgent(Agent):
         exposure = None
         if self.policy.needs_exposure:
             grid, info = view.public_arrays()
-            exposure = features.exposure(grid, info)[None]
+            exposure = features.exposure(grid, info, kind=self.policy.exposure_kind)[None]
         return int(self.policy.choose(observation[None], mask, self.rng, self.temperature, exposure)[0])
 
 

@@ -19,15 +19,16 @@ import numpy as np
 from numba import njit
 
 from engine import rules
-from engine.access import (capacity, current_seat, hand_count, hand_values, is_over, placement_action,
-                           run_after, run_before, run_length, run_sum, tile_value, values_that_fit)
-from engine.determinize import unseen_counts_into
+from engine.access import (capacity, current_seat, hand_count, hand_size, hand_values, is_over, num_players,
+                           placement_action, run_after, run_before, run_length, run_sum, tile_value,
+                           values_that_fit)
+from engine.determinize import BINOMIAL, unseen_counts_into
 from engine.kernels import (
-    POPCOUNT, apply_action, copy_state, kernel, lowest_bit_index, open_cells, pass_turn,
+    POPCOUNT, apply_action, copy_state, kernel, legal_placements, lowest_bit_index, open_cells, pass_turn,
     placement_points, random_placement, random_playout, rng_below, rng_next, scoring_setup,
     without_lowest_bit,
 )
-from engine.layout import AXIS_STEP, ON_BOARD
+from engine.layout import AXIS_STEP, ON_BOARD, PAD_OF_CELL
 
 _MAX_VALUE = rules.MAX_VALUE
 _PASS = rules.PASS_ACTION
@@ -314,23 +315,130 @@ def exposure_after_placements(grid, info, scratch_grid, scratch_info, scratch, a
 
 
 @kernel
+def expected_exposure_after_placements(grid, info, scratch_grid, scratch_info, scratch, actions, cell_points, out):
+    """out[a] (float32, length >= 490) = for each legal placement a of the mover, the
+    minutes the next seat is expected to score with its best placement after it, / 100:
+    for every value the mover has not seen, the most it would score on an open cell
+    then, weighted by the chance that the next seat's hand (as many tiles as it holds,
+    drawn from the unseen ones) has that value as its best scoring one. 0 for every
+    other action. The worst case over the unseen values is `exposure_after_placements`;
+    this one weighs a threat by how likely it is. `cell_points` is int64 scratch of
+    (>= 80, 11): the minutes per open cell and unseen value now."""
+    for a in range(out.shape[0]):
+        out[a] = 0.0
+    seat = current_seat(info)
+    counts = scratch[96:107]
+    unseen_counts_into(grid, info, seat, counts)
+    total = 0
+    unseen = np.int64(0)
+    for u in range(1, _MAX_VALUE + 1):
+        total += counts[u]
+        if counts[u] > 0:
+            unseen |= np.int64(1) << u
+    replier = seat + 1 if seat + 1 < num_players(info) else 0
+    held = min(hand_size(info, replier), total)
+    open_now = open_cells(info)
+    cells = open_now
+    while cells:
+        q = lowest_bit_index(cells)
+        cells = without_lowest_bit(cells)
+        _value_points(grid, q, unseen, cell_points[q])
+    n = legal_placements(grid, info, actions)
+    best = scratch[:11]
+    after = scratch[16:27]
+    for i in range(n):
+        a = actions[i]
+        p = PAD_OF_CELL[a // _MAX_VALUE]
+        copy_state(grid, info, scratch_grid, scratch_info)
+        apply_action(scratch_grid, scratch_info, a)
+        touched = _line_ends(scratch_grid, p)
+        for u in range(_MAX_VALUE + 1):
+            best[u] = 0
+        rest = open_now & ~touched
+        while rest:
+            q = lowest_bit_index(rest)
+            rest = without_lowest_bit(rest)
+            for u in range(1, _MAX_VALUE + 1):
+                if cell_points[q, u] > best[u]:
+                    best[u] = cell_points[q, u]
+        ends = touched & open_cells(scratch_info)
+        while ends:
+            q = lowest_bit_index(ends)
+            ends = without_lowest_bit(ends)
+            _value_points(scratch_grid, q, unseen, after)
+            for u in range(1, _MAX_VALUE + 1):
+                if after[u] > best[u]:
+                    best[u] = after[u]
+        out[a] = _expected_best(best, counts, total, held) / 100.0
+
+
+@njit(inline="always", cache=True)
+def _value_points(grid, q, values, out):
+    """out[u] = the minutes value u would score on open cell q, for the values of the
+    bitmask `values` (bit u = value u); 0 for the others and where u does not fit."""
+    for u in range(_MAX_VALUE + 1):
+        out[u] = 0
+    fits = values_that_fit(grid, q, values)
+    if fits == 0:
+        return
+    r0, r1, r2, r3, run_set, scoring = scoring_setup(grid, q, fits)  # the others score 0
+    while scoring:
+        u = lowest_bit_index(scoring)
+        scoring = without_lowest_bit(scoring)
+        out[u] = placement_points(grid, q, u, r0, r1, r2, r3, run_set)
+
+
+@njit(inline="always", cache=True)
+def _line_ends(grid, p):
+    """Bitboard of p and the cells just past both ends of the four lines through p (the
+    only cells whose minutes a tile on p changes)."""
+    touched = np.int64(1) << p
+    for step in AXIS_STEP:
+        q = p - step
+        while tile_value(grid, q) != 0:
+            q -= step
+        q2 = p + step
+        while tile_value(grid, q2) != 0:
+            q2 += step
+        touched |= np.int64(1) << q  # q >= 0: a walk up or left ends on a sink >= 0
+        if q2 < 64:  # a walk down may end on a sink past bit 63
+            touched |= np.int64(1) << q2
+    return touched
+
+
+@njit(inline="always", cache=True)
+def _expected_best(best, counts, total, held):
+    """E[the most minutes among the values a hand of `held` tiles drawn from the `total`
+    unseen ones (counts[u] of value u) holds], given best[u] minutes per value: the
+    values in decreasing order of minutes, each weighted by the chance that the hand
+    holds it and none of the better ones (hypergeometric)."""
+    expected = 0.0
+    none_before = 1.0  # P(the hand holds none of the values taken so far)
+    excluded = 0
+    taken = 0  # bitmask of the values taken
+    for _ in range(_MAX_VALUE):
+        top = 0
+        for u in range(1, _MAX_VALUE + 1):
+            if not (taken >> u) & 1 and counts[u] > 0 and best[u] > 0 and (top == 0 or best[u] > best[top]):
+                top = u
+        if top == 0:
+            break
+        taken |= 1 << top
+        excluded += counts[top]
+        none = BINOMIAL[total - excluded, held] / BINOMIAL[total, held] if total - excluded >= held else 0.0
+        expected += best[top] * (none_before - none)
+        none_before = none
+    return expected
+
+
+@kernel
 def _threat_after(grid, info, p, v, threat, open_now, unseen, sg, si):
     """The most minutes an unseen value could score on an open cell after v goes on p.
     Only the cells just past the ends of the four lines through p change."""
     copy_state(grid, info, sg, si)
     apply_action(sg, si, placement_action(p, v))
-    touched = np.int64(1) << p
+    touched = _line_ends(sg, p)
     best = 0
-    for step in AXIS_STEP:
-        q = p - step
-        while tile_value(sg, q) != 0:
-            q -= step
-        q2 = p + step
-        while tile_value(sg, q2) != 0:
-            q2 += step
-        touched |= np.int64(1) << q  # q >= 0: a walk up or left ends on a sink >= 0
-        if q2 < 64:  # a walk down may end on a sink past bit 63
-            touched |= np.int64(1) << q2
     ends = touched & open_cells(si)
     while ends:
         q = lowest_bit_index(ends)

@@ -1,6 +1,8 @@
 """Agents: the registry, legal play in every game mode, greedy's choice, MCTS on
 hand-built positions, the world sampler's information discipline, and seeding."""
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -303,6 +305,46 @@ def _duplicate_score(spec_a, spec_b, deals, seed=0):
             r = record.rewards[a_seat]
             score += 1.0 if r > 0 else 0.5 if r == 0 else 0.0
     return score / (2 * deals)
+
+
+def _expected_best_reply(after, unseen_tiles, held):
+    """E[the most minutes the next seat scores with one placement on `after`] when its
+    hand is `held` tiles drawn uniformly from `unseen_tiles`: every hand enumerated."""
+    best = {v: _threat(after, [v]) for v in set(unseen_tiles)}
+    hands = list(itertools.combinations(range(len(unseen_tiles)), held))
+    return sum(max(best[unseen_tiles[i]] for i in hand) for hand in hands) / len(hands)
+
+
+def test_expected_exposure_is_the_next_seats_expected_best_reply():
+    """The ``expected`` exposure of each move, against every hand the next seat may hold
+    enumerated, in late positions (few unseen tiles) and with hands of 1 to 6 tiles."""
+    from agents.features import exposure
+
+    rng = np.random.default_rng(2)
+    checked = 0
+    for g, moves in enumerate((16, 24, 27, 30, 34)):
+        state, view, _ = _random_midgame(90 + g, moves, rng)
+        if state.is_over:
+            continue
+        grid, info = view.public_arrays()
+        expected = exposure(grid, info, kind="expected")
+        worst = exposure(grid, info)
+        counts = view.unseen_counts()
+        unseen_tiles = [v + 1 for v, n in enumerate(counts) for _ in range(n)]
+        held = min(int(state.hand_sizes[1 - view.seat]), len(unseen_tiles))
+        legal = [a for a in state.legal_actions() if a != PASS_ACTION]
+        for a in legal[::5]:
+            after = state.clone()
+            after.step(a)
+            assert expected[a] * 100 == pytest.approx(_expected_best_reply(after, unseen_tiles, held)), a
+            checked += 1
+        assert (expected <= worst + 1e-6).all()
+        illegal = np.ones(rules.NUM_PLACEMENT_ACTIONS, dtype=bool)
+        illegal[legal] = False
+        assert not expected[illegal].any()
+    assert checked >= 10
+    with pytest.raises(ValueError, match="exposure kind"):
+        exposure(grid, info, kind="mean")
 
 
 @pytest.mark.slow

@@ -101,6 +101,7 @@ def test_new_run_refuses_to_overwrite(tmp_path):
     ({"ppo": {"opponents": {"alien": 1.0}}}, "unknown kinds"),
     ({"net": "big"}, "must be a mapping"),
     ({"net": {"exposure_skip": 5.0}}, "exposure_skip"),
+    ({"net": {"exposure": "mean"}}, "net.exposure"),
     ({"algorithm": "alphazero", "alphazero": {"pretrain_teacher": "random"}}, "pretrain_teacher"),
     ({"algorithm": "alphazero", "alphazero": {"pretrain_target_power": 0}}, "pretrain_target_power"),
 ])
@@ -276,6 +277,25 @@ def test_a_network_reading_exposure_features_says_so_without_them():
         net(obs)
     logits, _ = net(obs, None, torch.zeros((1, rules.NUM_PLACEMENT_ACTIONS)))
     assert logits.shape == (1, rules.NUM_ACTIONS)
+
+
+def test_the_exposure_kind_travels_with_the_network_and_its_teacher_games(tmp_path):
+    """A network reading the ``expected`` exposure keeps that choice in its checkpoint and
+    plays with those features; teacher games store the kind the learner asks for."""
+    from training.teacher import teacher_games
+
+    net = PolicyValueNet(NetConfig(channels=8, blocks=1, exposure_skip=10.0, exposure="expected"))
+    save_checkpoint(tmp_path / "net.pt", net)
+    assert load_net(tmp_path / "net.pt").exposure_kind == "expected"
+    agent = agents.make(f"checkpoint:{tmp_path / 'net.pt'}", seed=0)
+    assert agent.policy.exposure_kind == "expected"
+    record = play_game([agent, agents.make("random", seed=1)], random_deal(5))
+    assert record.forfeit is None
+
+    worst = teacher_games("ismcts:iterations=4", 1, seed=2, workers=1, progress=False)
+    expected = teacher_games("ismcts:iterations=4", 1, seed=2, workers=1, progress=False, exposure="expected")
+    assert np.array_equal(worst.obs, expected.obs), "the same games"
+    assert (expected.exposure <= worst.exposure).all() and (expected.exposure < worst.exposure).any()
 
 
 # --- a run's files survive kills and are checked on resume ---------------------------------

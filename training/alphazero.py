@@ -150,7 +150,7 @@ class AlphaZeroTrainer:
             movers = access.movers(info).copy()
             encode_batch(grid, info, movers, obs)
             batch_legal_mask(grid, info, masks)
-            exposure = features.exposure(grid, info, np.flatnonzero(active))
+            exposure = features.exposure(grid, info, np.flatnonzero(active), kind=self.net.exposure_kind)
             value_kernels.batch_mover_features(grid, info, state_features)
             actions = np.zeros(b, dtype=np.int64)
             for g in np.flatnonzero(active):
@@ -300,7 +300,7 @@ class AlphaZeroTrainer:
 
             seed = int(self.rng.integers(2**31))
             data = teacher_games(teacher, self.ac.pretrain_games, seed, self.cfg.num_players, self.cfg.team,
-                                 workers=self.ac.pretrain_workers)
+                                 workers=self.ac.pretrain_workers, exposure=self.net.exposure_kind)
             self.add_search_games(data, self.ac.pretrain_target_power)
             self.positions += len(data.obs)
         self.games += self.ac.pretrain_games
@@ -350,7 +350,7 @@ class AlphaZeroTrainer:
             encode_batch(grid, info, movers, obs)
             batch_legal_mask(grid, info, masks)
             batch_greedy_actions(grid, info, active, actions)
-            exposure = features.exposure(grid, info, np.flatnonzero(active))
+            exposure = features.exposure(grid, info, np.flatnonzero(active), kind=self.net.exposure_kind)
             value_kernels.batch_mover_features(grid, info, state_features)
             for g in np.flatnonzero(active):
                 target = np.zeros(self.num_actions, dtype=np.float32)

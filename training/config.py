@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 
 import agents
+from agents.features import EXPOSURES
 from agents.nets import NetConfig, atomic_write
 
 
@@ -154,6 +155,7 @@ class TrainConfig:
             _check(getattr(self.alphazero, key) >= 0, f"alphazero.{key}", "must be >= 0")
         _check(self.alphazero.evaluator_batch_size >= 1, "alphazero.evaluator_batch_size", "must be >= 1")
         _check(0 < self.alphazero.evaluator_learning_rate < 1, "alphazero.evaluator_learning_rate", "must be in (0, 1)")
+        _check(self.net.exposure in EXPOSURES, "net.exposure", f"must be one of {', '.join(EXPOSURES)}")
         _check(self.net.evaluator_hidden >= 0, "net.evaluator_hidden", "must be >= 0 (0 = no fast evaluator)")
         for key in ("games_per_iteration", "simulations", "batch_size", "train_steps_per_iteration", "replay_size"):
             _check(getattr(self.alphazero, key) >= 1, f"alphazero.{key}", "must be >= 1")

@@ -50,8 +50,8 @@ class ChunkPlayer:
         self.copies = copies
 
     def __call__(self, job) -> TeacherGames:
-        _, (teacher, seed, games, num_players, team) = job
-        return play_chunk(with_local_network(teacher, self.copies), seed, games, num_players, team)
+        _, (teacher, *arguments) = job
+        return play_chunk(with_local_network(teacher, self.copies), *arguments)
 
 
 def warm_chunk_agents(specs: list[str], copies: dict[str, str]) -> None:

@@ -95,7 +95,8 @@ class SelfPlayTrainer(AlphaZeroTrainer):
         return teacher_games(spec, count, self.cfg.seed * 10_007 + generation, self.cfg.num_players, self.cfg.team,
                              workers=self.sc.workers, progress=progress,
                              store=self.run_path / "games" / f"gen_{generation:03d}",
-                             executor=self.sc.executor, ray_address=self.sc.ray_address)
+                             executor=self.sc.executor, ray_address=self.sc.ray_address,
+                             exposure=self.net.exposure_kind)
 
     def _learn(self, games: TeacherGames, steps: int, peak_lr: float, evaluator_steps: int) -> dict:
         """Refill the buffer with the last `window` generations' games, then one cycle of

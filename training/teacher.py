@@ -78,9 +78,11 @@ class TeacherGames:
             raise ValueError(f"damaged self-play chunk {path}: {exc}; delete it to play its games again") from exc
 
 
-def play_chunk(teacher: str, seed: int, games: int, num_players: int, team: bool) -> TeacherGames:
+def play_chunk(teacher: str, seed: int, games: int, num_players: int, team: bool,
+               exposure: str = "worst") -> TeacherGames:
     """Play `games` games with `teacher` (an agent spec whose agent has `act_with_visits`,
-    e.g. ``ismcts:iterations=1000``) in every seat; seeded, so reproducible."""
+    e.g. ``ismcts:iterations=1000``) in every seat; seeded, so reproducible. `exposure`:
+    the kind of `agents.features.exposure` stored with each position."""
     import agents
     from agents import features, value_kernels
     from env.observation import encode
@@ -89,7 +91,7 @@ def play_chunk(teacher: str, seed: int, games: int, num_players: int, team: bool
     seats = [agents.make(teacher, seed=int(rng.integers(2**62))) for _ in range(num_players)]
     if not hasattr(seats[0], "act_with_visits"):
         raise ValueError(f"teacher {teacher!r} is not a search agent with root visit counts (use ismcts or pimc)")
-    obs, mask, policy, q, exposure, state_features, game_of, mover_of, finals = [], [], [], [], [], [], [], [], []
+    obs, mask, policy, q, exposures, state_features, game_of, mover_of, finals = [], [], [], [], [], [], [], [], []
     for g in range(games):
         state = GameState.new(num_players, seed=int(rng.integers(2**62)), team=team)
         for s, agent in enumerate(seats):
@@ -102,13 +104,13 @@ def play_chunk(teacher: str, seed: int, games: int, num_players: int, team: bool
             mask.append(state.legal_action_mask()[: rules.NUM_ACTIONS])
             policy.append((visits / visits.sum()).astype(np.float32))
             q.append((reward_sums / np.maximum(visits, 1)).astype(np.float16))
-            exposure.append(features.exposure(*state.arrays).astype(np.float16))
+            exposures.append(features.exposure(*state.arrays, kind=exposure).astype(np.float16))
             state_features.append(value_kernels.mover_features(*state.arrays))
             game_of.append(g)
             mover_of.append(seat)
             state.step(action)
         finals.append(state.arrays[1].copy())
-    return TeacherGames(np.array(obs), np.array(mask), np.array(policy), np.array(q), np.array(exposure),
+    return TeacherGames(np.array(obs), np.array(mask), np.array(policy), np.array(q), np.array(exposures),
                         np.array(state_features, dtype=np.float32).reshape(-1, value_kernels.NUM_FEATURES),
                         np.array(game_of, dtype=np.int64), np.array(mover_of, dtype=np.int64),
                         np.array(finals, dtype=np.int64).reshape(-1, layout.INFO_LEN))
@@ -120,14 +122,16 @@ def _play_chunk(args):
 
 def teacher_games(teacher: str, games: int, seed: int, num_players: int = 2, team: bool = False,
                   workers: int = 0, progress: bool = True, store: str | Path | None = None,
-                  executor: str = "process", ray_address: str | None = None) -> TeacherGames:
+                  executor: str = "process", ray_address: str | None = None,
+                  exposure: str = "worst") -> TeacherGames:
     """Play `games` teacher games in `workers` processes (0 = one per CPU core); with
     `store`, finished chunks are kept there and reused (see the module doc). ``executor=
     "ray"``: in `workers` Ray actors (0 = one per CPU of the cluster at `ray_address`,
-    None = a local Ray instance)."""
+    None = a local Ray instance). `exposure`: the kind of exposure features stored (the
+    learner's network's, `NetConfig.exposure`)."""
     if executor not in ("process", "ray"):
         raise ValueError(f"executor must be 'process' or 'ray', got {executor!r}")
-    chunks = [(teacher, seed * 1_000_003 + i, min(GAMES_PER_CHUNK, games - start), num_players, team)
+    chunks = [(teacher, seed * 1_000_003 + i, min(GAMES_PER_CHUNK, games - start), num_players, team, exposure)
               for i, start in enumerate(range(0, games, GAMES_PER_CHUNK))]
     files = [None] * len(chunks)
     parts: list[TeacherGames | None] = [None] * len(chunks)
