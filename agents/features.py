@@ -1,7 +1,7 @@
 """Per-move features a network may read beside the observation.
 
 `exposure`: for every legal placement of the mover, how many minutes the move leaves
-open to the others, / 100, computed from the public state only. Two kinds:
+open to the others, / 100, computed from the public state only. Three kinds:
 
 * ``worst``: the most minutes any value the mover has not seen (a tile another seat may
   hold) could score on an open cell after the placement: the greedy agent's second key
@@ -10,7 +10,10 @@ open to the others, / 100, computed from the public state only. Two kinds:
   after it, each unseen value's threat weighted by the chance that the next seat's hand
   holds it as its best (`policy_kernels.expected_exposure_after_placements`). As the
   second term of a one-ply rule (minutes now minus 0.5-0.75 x exposure) it beats the
-  greedy agent about 0.64 where the worst case ties it (benchmarks/RESULTS.md).
+  greedy agent about 0.64 where the worst case ties it (benchmarks/RESULTS.md);
+* ``outlook``: the expected exposure minus `FOLLOW_UP` x the most the mover's remaining
+  tiles would score on the board after the move (what the move keeps for the mover's
+  next turn). Minutes now minus 0.75 x outlook beats greedy about 0.70.
 
 Both are a one-move lookahead over the board the observation already shows, too costly
 to put in every observation of the vector env (~20-50 us per position), so networks
@@ -27,12 +30,13 @@ from engine import rules
 from .policy_kernels import expected_exposure_after_placements, exposure_after_placements
 
 NUM_FEATURES = rules.NUM_PLACEMENT_ACTIONS
-EXPOSURES = ("worst", "expected")
+EXPOSURES = ("worst", "expected", "outlook")
+FOLLOW_UP = 0.5  # weight of the mover's own best follow-up in the ``outlook`` kind
 _SCRATCH = 128
 
 
 @njit(cache=True)
-def _exposure_rows(grid, info, rows, expected, out):
+def _exposure_rows(grid, info, rows, expected, follow_up, out):
     sg = np.zeros((grid.shape[1], grid.shape[2]), dtype=np.int16)
     si = np.zeros(info.shape[1], dtype=np.int64)
     scratch = np.zeros(_SCRATCH, dtype=np.int64)
@@ -42,7 +46,8 @@ def _exposure_rows(grid, info, rows, expected, out):
     for i in range(rows.shape[0]):
         b = rows[i]
         if expected:
-            expected_exposure_after_placements(grid[b], info[b], sg, si, scratch, actions, cell_points, out[b])
+            expected_exposure_after_placements(grid[b], info[b], sg, si, scratch, actions, cell_points, follow_up,
+                                               out[b])
         else:
             exposure_after_placements(grid[b], info[b], sg, si, scratch, actions, keys, out[b])
 
@@ -51,7 +56,7 @@ def exposure(grid: np.ndarray, info: np.ndarray, rows: np.ndarray | None = None,
              out: np.ndarray | None = None, kind: str = "worst") -> np.ndarray:
     """Exposure features (float32, (B, 490)) of a batch of states (B, ...) for the seat
     to move in each; only `rows` are computed (the others are left as they are / 0).
-    `kind`: ``worst`` or ``expected`` (module doc)."""
+    `kind`: ``worst``, ``expected`` or ``outlook`` (module doc)."""
     if kind not in EXPOSURES:
         raise ValueError(f"exposure kind must be one of {EXPOSURES}, got {kind!r}")
     if grid.ndim == 2:
@@ -59,5 +64,6 @@ def exposure(grid: np.ndarray, info: np.ndarray, rows: np.ndarray | None = None,
     if out is None:
         out = np.zeros((len(grid), NUM_FEATURES), dtype=np.float32)
     rows = np.arange(len(grid)) if rows is None else np.asarray(rows, dtype=np.int64)
-    _exposure_rows(grid, info, rows.astype(np.int64), np.bool_(kind == "expected"), out)
+    follow_up = FOLLOW_UP if kind == "outlook" else 0.0
+    _exposure_rows(grid, info, rows.astype(np.int64), np.bool_(kind != "worst"), follow_up, out)
     return out

@@ -49,8 +49,9 @@ class NetConfig:
     # with this on must be given those features beside the observation.
     exposure_skip: float = 0.0  # initial gain; 0 = not used
     # Which exposure the skip reads (`agents.features.EXPOSURES`): "worst" (the most any
-    # unseen value could score after the move) or "expected" (the next seat's expected
-    # best reply). Checkpoints written before this option read "worst".
+    # unseen value could score after the move), "expected" (the next seat's expected
+    # best reply) or "outlook" (that, less half the mover's own best follow-up).
+    # Checkpoints written before this option read "worst".
     exposure: str = "worst"
     # Width of the fast evaluator's two hidden layers (`Evaluator`, scored in numba by
     # `agents.value_kernels` at the cut rollouts of network-guided ISMCTS); 0 = none.

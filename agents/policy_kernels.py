@@ -315,15 +315,18 @@ def exposure_after_placements(grid, info, scratch_grid, scratch_info, scratch, a
 
 
 @kernel
-def expected_exposure_after_placements(grid, info, scratch_grid, scratch_info, scratch, actions, cell_points, out):
+def expected_exposure_after_placements(grid, info, scratch_grid, scratch_info, scratch, actions, cell_points,
+                                       follow_up, out):
     """out[a] (float32, length >= 490) = for each legal placement a of the mover, the
     minutes the next seat is expected to score with its best placement after it, / 100:
     for every value the mover has not seen, the most it would score on an open cell
     then, weighted by the chance that the next seat's hand (as many tiles as it holds,
-    drawn from the unseen ones) has that value as its best scoring one. 0 for every
-    other action. The worst case over the unseen values is `exposure_after_placements`;
-    this one weighs a threat by how likely it is. `cell_points` is int64 scratch of
-    (>= 80, 11): the minutes per open cell and unseen value now."""
+    drawn from the unseen ones) has that value as its best scoring one; minus
+    `follow_up` x the most the mover's remaining tiles would score on the board after
+    the move, / 100 (what the move keeps for the mover's next turn). 0 for every other
+    action. The worst case over the unseen values is `exposure_after_placements`; this
+    one weighs a threat by how likely it is. `cell_points` is int64 scratch of
+    (>= 80, 11): the minutes per open cell and value now."""
     for a in range(out.shape[0]):
         out[a] = 0.0
     seat = current_seat(info)
@@ -337,18 +340,21 @@ def expected_exposure_after_placements(grid, info, scratch_grid, scratch_info, s
             unseen |= np.int64(1) << u
     replier = seat + 1 if seat + 1 < num_players(info) else 0
     held = min(hand_size(info, replier), total)
+    mine = hand_values(info, seat) if follow_up != 0.0 else np.int64(0)
     open_now = open_cells(info)
     cells = open_now
     while cells:
         q = lowest_bit_index(cells)
         cells = without_lowest_bit(cells)
-        _value_points(grid, q, unseen, cell_points[q])
+        _value_points(grid, q, unseen | mine, cell_points[q])
     n = legal_placements(grid, info, actions)
     best = scratch[:11]
     after = scratch[16:27]
     for i in range(n):
         a = actions[i]
         p = PAD_OF_CELL[a // _MAX_VALUE]
+        v = a % _MAX_VALUE + 1
+        kept = mine & ~(np.int64(1) << v) if hand_count(info, seat, v) == 1 else mine
         copy_state(grid, info, scratch_grid, scratch_info)
         apply_action(scratch_grid, scratch_info, a)
         touched = _line_ends(scratch_grid, p)
@@ -365,11 +371,15 @@ def expected_exposure_after_placements(grid, info, scratch_grid, scratch_info, s
         while ends:
             q = lowest_bit_index(ends)
             ends = without_lowest_bit(ends)
-            _value_points(scratch_grid, q, unseen, after)
+            _value_points(scratch_grid, q, unseen | mine, after)
             for u in range(1, _MAX_VALUE + 1):
                 if after[u] > best[u]:
                     best[u] = after[u]
-        out[a] = _expected_best(best, counts, total, held) / 100.0
+        own = 0
+        for u in range(1, _MAX_VALUE + 1):
+            if (kept >> u) & 1 and best[u] > own:
+                own = best[u]
+        out[a] = (_expected_best(best, counts, total, held) - follow_up * own) / 100.0
 
 
 @njit(inline="always", cache=True)

@@ -317,8 +317,9 @@ def _expected_best_reply(after, unseen_tiles, held):
 
 def test_expected_exposure_is_the_next_seats_expected_best_reply():
     """The ``expected`` exposure of each move, against every hand the next seat may hold
-    enumerated, in late positions (few unseen tiles) and with hands of 1 to 6 tiles."""
-    from agents.features import exposure
+    enumerated, in late positions (few unseen tiles) and with hands of 1 to 6 tiles; the
+    ``outlook`` is that less FOLLOW_UP x the most the mover's remaining tiles score after it."""
+    from agents.features import FOLLOW_UP, exposure
 
     rng = np.random.default_rng(2)
     checked = 0
@@ -328,7 +329,9 @@ def test_expected_exposure_is_the_next_seats_expected_best_reply():
             continue
         grid, info = view.public_arrays()
         expected = exposure(grid, info, kind="expected")
+        outlook = exposure(grid, info, kind="outlook")
         worst = exposure(grid, info)
+        hand = view.hand
         counts = view.unseen_counts()
         unseen_tiles = [v + 1 for v, n in enumerate(counts) for _ in range(n)]
         held = min(int(state.hand_sizes[1 - view.seat]), len(unseen_tiles))
@@ -336,12 +339,15 @@ def test_expected_exposure_is_the_next_seats_expected_best_reply():
         for a in legal[::5]:
             after = state.clone()
             after.step(a)
-            assert expected[a] * 100 == pytest.approx(_expected_best_reply(after, unseen_tiles, held)), a
+            reply = _expected_best_reply(after, unseen_tiles, held)
+            assert expected[a] * 100 == pytest.approx(reply), a
+            kept = [v + 1 for v, n in enumerate(hand) if n - (v + 1 == a % 10 + 1) > 0]
+            assert outlook[a] * 100 == pytest.approx(reply - FOLLOW_UP * _threat(after, kept)), a
             checked += 1
         assert (expected <= worst + 1e-6).all()
         illegal = np.ones(rules.NUM_PLACEMENT_ACTIONS, dtype=bool)
         illegal[legal] = False
-        assert not expected[illegal].any()
+        assert not expected[illegal].any() and not outlook[illegal].any()
     assert checked >= 10
     with pytest.raises(ValueError, match="exposure kind"):
         exposure(grid, info, kind="mean")
