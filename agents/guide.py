@@ -17,7 +17,13 @@ from .nets import load_net, resolve_device
 
 
 class NetworkGuide:
-    """One forward pass per move: the legal placements ranked by the policy's logits."""
+    """One forward pass per move: the legal placements ranked by the policy's logits.
+
+    The pass is small enough that torch's thread pool costs more than it saves: with
+    several intra-op threads, waking them after each search more than doubles the call
+    and leaves a timed search fewer iterations. So run torch on one thread wherever a
+    timed agent plays (`torch.set_num_threads(1)`), as the tournament and self-play
+    workers do."""
 
     def __init__(self, path: str, device: str = "cpu"):
         device = resolve_device(device)
