@@ -6,7 +6,12 @@
 Measures the greedy agent's moves per second (the whole `act` call, and the numba
 greedy rollout move alone), and MCTS iterations per second with random and with the
 default epsilon-greedy rollouts (an `ismcts` search from the opening, `--iterations`
-per search, the best of `--repeats`). numba runs on one thread; nothing here uses prange.
+per search, the best of `--repeats`), and the same for plain ISMCTS and the shipped
+2-player self-play network's search (`selfplay`: one network call, then cut rollouts
+scored by its fast evaluator) with and without the evaluator from a middle-game position
+(turn 20 of the same deal, greedy play; at the opening the evaluator's walk over the open
+cells is too short to show): what the evaluator costs a simulation. numba and torch run
+on one thread; nothing here uses prange.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import time
 
 import numba
 import numpy as np
+import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -27,6 +33,8 @@ from agents.policy_kernels import epsilon_threshold, repeated_rollouts  # noqa: 
 from benchmarks.machine import describe, machine_info  # noqa: E402
 from engine import GameState  # noqa: E402
 from engine.view import PlayerView  # noqa: E402
+
+SELFPLAY_2P = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "selfplay_2p.pt")
 
 
 def best_of(repeats: int, fn) -> float:
@@ -65,6 +73,15 @@ def mcts_iterations_per_s(view, spec: str, iterations: int, repeats: int) -> flo
     return iterations / best_of(repeats, lambda: agent.act(None, view))
 
 
+def middle_game_view(seed: int, turns: int = 20) -> PlayerView:
+    """The view of the seat to move after `turns` greedy moves of deal `seed`."""
+    state = GameState.new(2, seed=seed)
+    greedy = make("greedy", seed=0)
+    for _ in range(turns):
+        state.step(greedy.act(None, PlayerView(state, state.current_player)))
+    return PlayerView(state, state.current_player)
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--iterations", type=int, default=20000, help="MCTS iterations per timed search")
@@ -73,9 +90,11 @@ def main(argv=None) -> dict:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     numba.set_num_threads(1)
+    torch.set_num_threads(1)
 
     state = GameState.new(2, seed=args.seed)
     view = PlayerView(state, 0)
+    middle = middle_game_view(args.seed)
     full = "depth=0"  # whole-game rollouts, as in a flat Monte Carlo
     result = {
         "machine": machine_info(),
@@ -90,16 +109,24 @@ def main(argv=None) -> dict:
         "cheat_default_iterations_per_s": mcts_iterations_per_s(view, "cheat", args.iterations, args.repeats),
         "random_rollouts_per_s": rollouts_per_s(state, 1.0, False, 20000, args.repeats),
         "epsilon_greedy_rollouts_per_s": rollouts_per_s(state, 0.1, True, 5000, args.repeats),
+        "middle_game_position": f"turn 20 of deal seed {args.seed}, greedy play",
+        "middle_game_mcts_default_iterations_per_s": mcts_iterations_per_s(
+            middle, "ismcts", args.iterations, args.repeats),
+        "middle_game_selfplay_search_iterations_per_s": mcts_iterations_per_s(
+            middle, f"ismcts:net={SELFPLAY_2P},prior=3", args.iterations, args.repeats),
+        "middle_game_selfplay_search_without_evaluator_iterations_per_s": mcts_iterations_per_s(
+            middle, f"ismcts:net={SELFPLAY_2P},prior=3,evaluator=false,depth=1", args.iterations, args.repeats),
         "mcts_iterations_per_search": args.iterations,
     }
     if args.json:
         print(json.dumps(result))
     else:
         print(f"machine: {describe()}, load average {result['machine']['load_average']:.2f}")
-        print(result["position"])
         for key, value in result.items():
             if isinstance(value, float):
-                print(f"  {key:45s} {value:12,.0f}")
+                print(f"  {key:64s} {value:12,.0f}")
+            elif key.endswith("position"):
+                print(value)
     return result
 
 
