@@ -9,9 +9,8 @@ default epsilon-greedy rollouts (an `ismcts` search from the opening, `--iterati
 per search, the best of `--repeats`), and the same for plain ISMCTS and the shipped
 2-player self-play network's search (`selfplay`: one network call, then cut rollouts
 scored by its fast evaluator) with and without the evaluator from a middle-game position
-(turn 20 of the same deal, greedy play; at the opening the evaluator's walk over the open
-cells is too short to show): what the evaluator costs a simulation. numba and torch run
-on one thread; nothing here uses prange.
+(turn 20 of the same deal, greedy play): what the evaluator costs a simulation. numba and
+torch run on one thread; nothing here uses prange.
 """
 
 from __future__ import annotations
