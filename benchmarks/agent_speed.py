@@ -31,9 +31,10 @@ from agents import make  # noqa: E402
 from agents.policy_kernels import epsilon_threshold, repeated_rollouts  # noqa: E402
 from benchmarks.machine import describe, machine_info  # noqa: E402
 from engine import GameState  # noqa: E402
+from agents.selfplay import shipped_network  # noqa: E402
 from engine.view import PlayerView  # noqa: E402
 
-SELFPLAY_2P = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "selfplay_2p.pt")
+MIDDLE_GAME_TURNS = 20
 
 
 def best_of(repeats: int, fn) -> float:
@@ -72,7 +73,7 @@ def mcts_iterations_per_s(view, spec: str, iterations: int, repeats: int) -> flo
     return iterations / best_of(repeats, lambda: agent.act(None, view))
 
 
-def middle_game_view(seed: int, turns: int = 20) -> PlayerView:
+def middle_game_view(seed: int, turns: int = MIDDLE_GAME_TURNS) -> PlayerView:
     """The view of the seat to move after `turns` greedy moves of deal `seed`."""
     state = GameState.new(2, seed=seed)
     greedy = make("greedy", seed=0)
@@ -94,6 +95,7 @@ def main(argv=None) -> dict:
     state = GameState.new(2, seed=args.seed)
     view = PlayerView(state, 0)
     middle = middle_game_view(args.seed)
+    selfplay_search = f"ismcts:net={shipped_network(2)},prior=3"  # what `selfplay` plays in 2-player games
     full = "depth=0"  # whole-game rollouts, as in a flat Monte Carlo
     result = {
         "machine": machine_info(),
@@ -108,13 +110,13 @@ def main(argv=None) -> dict:
         "cheat_default_iterations_per_s": mcts_iterations_per_s(view, "cheat", args.iterations, args.repeats),
         "random_rollouts_per_s": rollouts_per_s(state, 1.0, False, 20000, args.repeats),
         "epsilon_greedy_rollouts_per_s": rollouts_per_s(state, 0.1, True, 5000, args.repeats),
-        "middle_game_position": f"turn 20 of deal seed {args.seed}, greedy play",
+        "middle_game_position": f"turn {MIDDLE_GAME_TURNS} of deal seed {args.seed}, greedy play",
         "middle_game_mcts_default_iterations_per_s": mcts_iterations_per_s(
             middle, "ismcts", args.iterations, args.repeats),
         "middle_game_selfplay_search_iterations_per_s": mcts_iterations_per_s(
-            middle, f"ismcts:net={SELFPLAY_2P},prior=3", args.iterations, args.repeats),
+            middle, selfplay_search, args.iterations, args.repeats),
         "middle_game_selfplay_search_without_evaluator_iterations_per_s": mcts_iterations_per_s(
-            middle, f"ismcts:net={SELFPLAY_2P},prior=3,evaluator=false,depth=1", args.iterations, args.repeats),
+            middle, f"{selfplay_search},evaluator=false,depth=1", args.iterations, args.repeats),
         "mcts_iterations_per_search": args.iterations,
     }
     if args.json:
