@@ -146,16 +146,18 @@ def batch_mover_features(grid, info, out):
 def _affine(net, weights, bias, x, num_in, num_out, relu, out):
     """out = bias + (ReLU of, if `relu`) x @ W, W stored row-major at net[weights:]; zero
     inputs are skipped (most features are 0: empty seats, values not held)."""
+    w = net[weights:weights + num_in * num_out]  # a view indexed from 0: LLVM can prove the
+    b = net[bias:bias + num_out]                 # indices non-negative and vectorize the rows
     for j in range(num_out):
-        out[j] = net[bias + j]
+        out[j] = b[j]
     for i in range(num_in):
         xi = x[i]
         if relu and xi < 0.0:
             xi = 0.0
         if xi != 0.0:
-            row = weights + i * num_out
+            row = i * num_out
             for j in range(num_out):
-                out[j] += xi * net[row + j]
+                out[j] += xi * w[row + j]
 
 
 @njit(inline="always", cache=True)
