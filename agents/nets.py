@@ -145,6 +145,31 @@ class PolicyValueNet(nn.Module):
         """The `agents.features.exposure` kind this network reads."""
         return self.config.exposure
 
+    @torch.no_grad()
+    def packed_placement(self) -> np.ndarray:
+        """The placement logits' weights as the flat float32 array `agents.net_kernels`
+        reads, each batch norm folded into its convolution (eval-mode statistics)."""
+        c = self.config
+
+        def linear(layer):  # (out, in) weights and a bias
+            return [layer.weight, layer.bias]
+
+        def conv(layer, bn):  # [out, ky, kx, in] weights and a bias, with bn folded in
+            scale = bn.weight / torch.sqrt(bn.running_var + bn.eps)
+            return [layer.weight.permute(0, 2, 3, 1) * scale[:, None, None, None], bn.bias - bn.running_mean * scale]
+
+        parts = [torch.tensor([NUM_PLANES, c.channels, c.blocks, NUM_VECTOR_FEATURES, c.vector_hidden,
+                               bool(c.points_skip), bool(c.exposure_skip), P_POINTS], dtype=torch.float32)]
+        parts += linear(self.vector[0]) + linear(self.vector_to_planes) + conv(self.stem[0], self.stem[1])
+        for block in self.tower:
+            parts += conv(block.conv1, block.bn1) + conv(block.conv2, block.bn2)
+        parts += [self.place_head.weight[:, :, 0, 0], self.place_head.bias]
+        if c.points_skip:
+            parts.append(self.points_gain)
+        if c.exposure_skip:
+            parts.append(self.exposure_gain)
+        return torch.cat([p.detach().cpu().float().reshape(-1) for p in parts]).numpy()
+
     def forward(self, obs: torch.Tensor, mask: torch.Tensor | None = None, exposure: torch.Tensor | None = None):
         """exposure: (B, 490) move features, required when `needs_exposure`."""
         planes = obs[:, :PLANES_SIZE].reshape(-1, NUM_PLANES, 7, 7)
