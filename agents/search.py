@@ -48,8 +48,8 @@ With 1,000 iterations the defaults amount to a shallow search over the ~16 moves
 greedy agent ranks best, each judged by short greedy rollouts in sampled worlds.
 
 ``ismcts`` also takes a trained network (``ismcts:net=PATH``, a checkpoint written by
-train.py): one forward pass per move orders the root's children by the network's
-policy instead of the greedy ranking (with progressive widening, the simulations go to
+train.py): one forward pass per move (in numba, `agents.net_kernels`) orders the root's
+children by the network's policy instead of the greedy ranking (with progressive widening, the simulations go to
 the moves the network ranks best), ``prior`` > 0 adds the policy's probabilities as a
 progressive bias to the root's UCB, and if the network carries a fast evaluator
 (`agents.nets.Evaluator`) and ``evaluator`` is true, rollouts stop after ``depth``
@@ -68,7 +68,8 @@ prior            0         weight of the network's progressive bias at the root 
 evaluator        true      score cut rollouts with the network's fast evaluator
 leaf             rollout   ``rollout`` (cut rollouts, see above) or ``value`` (the
                            network's value at every new leaf)
-device           cpu       where the network runs: cpu, cuda[:N] or auto
+device           cpu       where the network of ``leaf=value`` runs: cpu, cuda[:N] or auto
+                           (the root's ordering and the evaluator always run in numba)
 ================ ========= ===========================================================
 
 Team variant: search agents never show tiles to their partner (show actions are never

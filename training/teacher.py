@@ -174,8 +174,8 @@ def teacher_games(teacher: str, games: int, seed: int, num_players: int = 2, tea
 
 def _start_worker() -> None:
     """A game worker exits with the trainer (a killed trainer leaves no orphan playing on),
-    and the workers share the cores: one torch thread each (a network-guided search makes
-    one small forward pass per move)."""
+    and the workers share the cores: one torch thread each (a pool of torch threads per
+    worker would fight the other workers for the two cores)."""
     import torch
 
     from evaluation.executor import exit_with_parent
