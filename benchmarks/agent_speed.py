@@ -9,8 +9,10 @@ default epsilon-greedy rollouts (an `ismcts` search from the opening, `--iterati
 per search, the best of `--repeats`), and the same for plain ISMCTS and the shipped
 2-player self-play network's search (`selfplay`: one network call, then cut rollouts
 scored by its fast evaluator) with and without the evaluator from a middle-game position
-(turn 20 of the same deal, greedy play): what the evaluator costs a simulation. numba and
-torch run on one thread; nothing here uses prange.
+(turn 20 of the same deal, greedy play): what the evaluator costs a simulation. At that
+position also the network's root ordering (the one network call of a `selfplay` move,
+timed right after a search as in play), by the numba kernel the search uses and by the
+torch network for comparison. numba and torch run on one thread; nothing here uses prange.
 """
 
 from __future__ import annotations
@@ -27,12 +29,14 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from agents import make  # noqa: E402
+from agents import features, make  # noqa: E402
+from agents.guide import NetworkGuide  # noqa: E402
 from agents.policy_kernels import epsilon_threshold, repeated_rollouts  # noqa: E402
 from benchmarks.machine import describe, machine_info  # noqa: E402
-from engine import GameState  # noqa: E402
+from engine import GameState, rules  # noqa: E402
 from agents.selfplay import shipped_network  # noqa: E402
 from engine.view import PlayerView  # noqa: E402
+from env.observation import OBS_SIZE, encode_arrays  # noqa: E402
 
 MIDDLE_GAME_TURNS = 20
 
@@ -73,6 +77,32 @@ def mcts_iterations_per_s(view, spec: str, iterations: int, repeats: int) -> flo
     return iterations / best_of(repeats, lambda: agent.act(None, view))
 
 
+def root_orderings_per_s(view, spec: str, order, calls: int) -> float:
+    """How many times a second `order(view)` runs right after a search (`spec`, 2,000
+    iterations) has filled the caches, as it does in play: 1 / the median of `calls`."""
+    agent = make(f"{spec},iterations=2000", seed=0)
+    times = []
+    for _ in range(calls):
+        agent.act(None, view)
+        start = time.perf_counter()
+        order(view)
+        times.append(time.perf_counter() - start)
+    return 1.0 / float(np.median(times))
+
+
+def torch_root_order(guide, view):
+    """The root ordering done by the torch network (what the numba kernel replaced): for
+    comparison only."""
+    grid, info = view.public_arrays()
+    obs = np.zeros((1, OBS_SIZE), dtype=np.float32)
+    encode_arrays(grid, info, view.seat, obs[0])
+    mask = view.legal_action_mask()[None, : guide.policy.num_actions]
+    exposure = features.exposure(grid, info, kind=guide.net.exposure_kind)[None] if guide.net.needs_exposure else None
+    logits, _ = guide.policy.logits_values(obs, mask, exposure)
+    legal = np.flatnonzero(mask[0, : rules.NUM_PLACEMENT_ACTIONS])
+    return legal[np.argsort(-logits[0, legal], kind="stable")]
+
+
 def middle_game_view(seed: int, turns: int = MIDDLE_GAME_TURNS) -> PlayerView:
     """The view of the seat to move after `turns` greedy moves of deal `seed`."""
     state = GameState.new(2, seed=seed)
@@ -96,6 +126,7 @@ def main(argv=None) -> dict:
     view = PlayerView(state, 0)
     middle = middle_game_view(args.seed)
     selfplay_search = f"ismcts:net={shipped_network(2)},prior=3"  # what `selfplay` plays in 2-player games
+    guide = NetworkGuide(str(shipped_network(2)))
     full = "depth=0"  # whole-game rollouts, as in a flat Monte Carlo
     result = {
         "machine": machine_info(),
@@ -117,6 +148,10 @@ def main(argv=None) -> dict:
             middle, selfplay_search, args.iterations, args.repeats),
         "middle_game_selfplay_search_without_evaluator_iterations_per_s": mcts_iterations_per_s(
             middle, f"{selfplay_search},evaluator=false,depth=1", args.iterations, args.repeats),
+        "middle_game_root_orderings_per_s": root_orderings_per_s(
+            middle, selfplay_search, lambda v: guide.root_order(v, with_prior=True), 10 * args.repeats),
+        "middle_game_torch_root_orderings_per_s": root_orderings_per_s(
+            middle, selfplay_search, lambda v: torch_root_order(guide, v), 10 * args.repeats),
         "mcts_iterations_per_search": args.iterations,
     }
     if args.json:
