@@ -10,39 +10,39 @@ millisecond right after a search has filled the CPU caches with its tree: a fift
 the time.
 
 The weights travel as one flat float32 array (`PolicyValueNet.packed_placement`), with
-each batch norm folded into the convolution before it (the network in eval mode):
+each batch norm folded into the convolution before it (the network in eval mode); every
+weight matrix is stored row-major, one row per output, as torch stores it:
 
 ======================  ==========================================================
 header (8 values)       planes, channels, blocks, vector inputs, vector hidden,
                         points skip (0/1), exposure skip (0/1), the first points plane
-vector MLP              W (inputs x hidden), b; then vector-to-planes W (hidden x
-                        channels), b
-stem                    3x3 conv W (9 x planes x channels, [ky, kx, in, out]), b
-each block              conv1 W (9 x channels x channels), b; conv2 W, b
-placement head          W (channels x 10), b
+vector MLP              W (hidden x inputs), b; then vector-to-planes W (channels x
+                        hidden), b
+stem                    3x3 conv W (channels x 9 x planes, [out, ky, kx, in]), b
+each block              conv1 W (channels x 9 x channels), b; conv2 W, b
+placement head          W (10 x channels), b
 skips                   points gain (10) if on; exposure gain (10) if on
 ======================  ==========================================================
 
 Feature maps are kept as (cell, channel) rows of a 9x9 board with a zero border, so a
-3x3 convolution is, for every cell, nine shifted rows times a (in x out) matrix: the
-inner loop runs over the output channels, contiguous in both arrays.
+3x3 convolution is, for every cell, its nine neighbourhood rows side by side times each
+output's weight row: one dot product per output, contiguous in both arrays.
 """
 
 from __future__ import annotations
 
 import numpy as np
-
-from engine import rules
 from numba import njit
 
+from engine import rules
 from engine.kernels import kernel
 
 HEADER = 8
 BOARD = 7
 PADDED = BOARD + 2  # the board with a zero border: 3x3 convolutions need no bounds tests
 CELLS = BOARD * BOARD
-# rows of the `maps` scratch: the padded input of a convolution, its output, the residual stream, the
-# vector MLP's output and its projection onto the channels
+# rows of the `maps` scratch: the padded input of a convolution, its output, the residual
+# stream, the vector MLP's output and its projection onto the channels
 _PAD_ROWS = PADDED * PADDED
 _CONV = _PAD_ROWS
 _HIDDEN = _CONV + CELLS
@@ -135,7 +135,7 @@ def placement_logits(obs, exposure, net, maps, columns, out):
     hidden = maps[_HIDDEN:_HIDDEN + CELLS]
     vector = maps[_VECTOR]
     to_planes = maps[_TO_PLANES]
-    padded[:, :] = 0.0  # the border stays zero from here on
+    padded[:, :] = 0.0  # only the interior is written below: the border stays zero
 
     # the vector MLP, and its projection added to every cell of the stem's output
     w = _linear(net, HEADER, obs[planes * CELLS:planes * CELLS + vector_in], vector_in, vector_hidden, True, vector)
@@ -149,8 +149,7 @@ def placement_logits(obs, exposure, net, maps, columns, out):
         for o in range(channels):
             v = conv[p, o]
             hidden[p, o] = (v if v > 0.0 else 0.0) + to_planes[o]
-    padded[:, :] = 0.0  # the planes' columns beyond `channels` must not leak into the tower
-    _to_padded(hidden, channels, padded)
+    _to_padded(hidden, channels, padded)  # (the tower reads only the first `channels` columns)
 
     for _ in range(blocks):  # x = ReLU(x + BN(conv2(ReLU(BN(conv1(x))))))
         w = _conv3x3(net, w, padded, channels, channels, columns, conv)

@@ -13,8 +13,8 @@ Three ways to search a position whose other hands and bag are hidden:
 
 All three run on the one search core (`agents.search_kernels`, where the algorithm is
 written out, with its parts chosen in `agents.search_parts`); this module parses
-parameters, sizes the tree, spends the budget and picks the action: the root child with the most visits (ties: the best mean reward for
-the mover, then the lowest action id).
+parameters, sizes the tree, spends the budget and picks the action: the root child with
+the most visits (ties: the best mean reward for the mover, then the lowest action id).
 
 Parameters (spec ``name:key=value,...``), defaults tuned on duplicate matches against
 `greedy` (see the README):
@@ -49,8 +49,8 @@ greedy agent ranks best, each judged by short greedy rollouts in sampled worlds.
 
 ``ismcts`` also takes a trained network (``ismcts:net=PATH``, a checkpoint written by
 train.py): one forward pass per move (in numba, `agents.net_kernels`) orders the root's
-children by the network's policy instead of the greedy ranking (with progressive widening, the simulations go to
-the moves the network ranks best), ``prior`` > 0 adds the policy's probabilities as a
+children by the network's policy instead of the greedy ranking (with progressive
+widening, the simulations go to the moves the network ranks best), ``prior`` > 0 adds the policy's probabilities as a
 progressive bias to the root's UCB, and if the network carries a fast evaluator
 (`agents.nets.Evaluator`) and ``evaluator`` is true, rollouts stop after ``depth``
 placements (default 1 instead of 4) and the evaluator scores the position reached, in

@@ -6,12 +6,12 @@ import torch
 
 from agents import features, net_kernels
 from agents.guide import NetworkGuide
-from agents.nets import NetConfig, PolicyValueNet
+from agents.nets import NetConfig, PolicyValueNet, save_checkpoint
 from agents.selfplay import shipped_network
 from engine import GameState, rules
 from engine.deal import random_deal
 from engine.view import PlayerView
-from env.observation import OBS_SIZE, encode_arrays
+from env.observation import NUM_PLANES, NUM_VECTOR_FEATURES, OBS_SIZE, encode_arrays
 
 
 def positions(num_players, count, seed):
@@ -75,11 +75,9 @@ def test_numba_logits_match_torch(config, tmp_path):
     packed = net.packed_placement()
     assert packed.dtype == np.float32
     assert len(packed) == net_kernels.packed_size(
-        26, config.channels, config.blocks, 64, config.vector_hidden, bool(config.points_skip),
+        NUM_PLANES, config.channels, config.blocks, NUM_VECTOR_FEATURES, config.vector_hidden, bool(config.points_skip),
         bool(config.exposure_skip))
     path = tmp_path / "net.pt"
-    from agents.nets import save_checkpoint
-
     save_checkpoint(path, net)
     guide = NetworkGuide(str(path))
     for view in positions(2, 12, seed=config.blocks):
