@@ -41,6 +41,12 @@ expand_after     40        a node grows children once visited this often (the ro
                            always); before that, simulations roll out from it
 widen            0.5       progressive widening: a node visited n times has at most
                            1 + widen * sqrt(n) children (0 = all legal actions)
+halving          0         sequential halving at the root (ismcts, cheat): 0 = UCB there
+                           too; k >= 2 = the first k moves of the root's order (the greedy
+                           ranking, or a network's policy) share the budget in ceil(log2 k)
+                           phases, each spread evenly over the moves left and keeping the
+                           better half by mean reward; the last one left is played (the
+                           returned visits are the phases' shares, not a policy)
 determinizations 20        pimc only: worlds to search
 ================ ========= ===========================================================
 
@@ -103,6 +109,14 @@ DEFAULT_C = {"ucb": 0.5, "puct": 1.5}
 LEAVES = ("rollout", "value")
 
 
+def halving_candidates(value) -> int:
+    """The checked `halving` parameter: 0 (UCB at the root) or a number of candidates >= 2."""
+    k = non_negative_int("halving", value)
+    if k == 1:
+        raise ValueError("halving must be 0 (UCB at the root) or at least 2 (the root's candidates)")
+    return k
+
+
 class MCTSAgent(Agent):
     """Shared budget handling and action choice; subclasses say which root to search."""
 
@@ -112,7 +126,7 @@ class MCTSAgent(Agent):
     def __init__(self, iterations: int = 1000, time: float | None = None, c: float | None = None,
                  rollout: str = "epsilon", epsilon: float = 0.1, safe: bool = True, depth: int = ROLLOUT_DEPTH,
                  margin: float = sk.MARGIN, expand: str = "greedy", expand_after: int = 40,
-                 widen: float = 0.5, selection: str = "ucb") -> None:
+                 widen: float = 0.5, selection: str = "ucb", halving: int = 0) -> None:
         super().__init__()
         self.iterations = positive_int("iterations", iterations)
         self.time = None if time is None else seconds("time", time)
@@ -126,6 +140,10 @@ class MCTSAgent(Agent):
         self.expand = choice("expand", expand, EXPANSIONS)
         self.expand_after = non_negative_int("expand_after", expand_after)
         self.widen = number("widen", widen)
+        self.halving = halving_candidates(halving)
+        if self.halving and (self.selection != "ucb" or self.expand != "greedy"):
+            raise ValueError("halving needs selection=ucb and expand=greedy (its candidates are the first of the "
+                             "root's order)")
         self._params = parts.parameters(
             self.c, leaf=parts.LEAF_ROLLOUT if self.depth == 0 else parts.LEAF_HEURISTIC, depth=self.depth,
             epsilon=epsilon_threshold({"random": 1.0, "greedy": 0.0}.get(rollout, self.epsilon)), safe=self.safe,
@@ -138,6 +156,7 @@ class MCTSAgent(Agent):
         self._rank_info = np.zeros(layout.INFO_LEN, dtype=np.int64)
         self._rank_scratch = np.zeros(128, dtype=np.int64)
         self.last_iterations = 0  # simulations run for the last move (for benchmarks)
+        self._chosen = None  # the move sequential halving chose (None: the most visited)
         self._act_started = 0.0
 
     # --- the budget -------------------------------------------------------------------------
@@ -146,10 +165,57 @@ class MCTSAgent(Agent):
         tree = self._tree
         sk.reset_tree(tree.nodes, tree.values, tree.meta)
         if seconds is None:
-            if tree.nodes.shape[0] < iterations + 1:
-                self._tree = parts.grown(tree, iterations + 1)
-            return self._call(grid, info, observer, iterations, rng), iterations
-        deadline = _time.perf_counter() + seconds
+            return self._simulate(grid, info, observer, iterations, rng), iterations
+        return self._simulate_until(grid, info, observer, _time.perf_counter() + seconds, rng)
+
+    def _run_halving(self, grid, info, observer, seat, iterations, seconds, rng):
+        """Search from a fresh tree by sequential halving at the root: the first
+        `halving` actions of the root order are the candidates; each of ceil(log2 k)
+        phases gets an equal share of the budget, spread evenly over the candidates left
+        (the kernel simulates the least-visited one), and keeps the better half by mean
+        reward for `seat`. Returns (rng, iterations run, the last candidate left)."""
+        tree = self._tree
+        sk.reset_tree(tree.nodes, tree.values, tree.meta)
+        k = min(self.halving, int(tree.meta[parts.ORDER_LEN]))
+        phases = int(np.ceil(np.log2(k)))
+        start = _time.perf_counter()
+        done = 0
+        try:
+            for phase in range(phases):
+                self._params[parts.P_ROOT_HALVING] = k
+                if seconds is None:
+                    share = iterations // phases + (iterations % phases if phase == phases - 1 else 0)
+                    rng = self._simulate(grid, info, observer, share, rng)
+                    done += share
+                else:
+                    rng, ran = self._simulate_until(grid, info, observer, start + seconds * (phase + 1) / phases, rng)
+                    done += ran
+                self._rank_candidates(seat, k)
+                k = (k + 1) // 2
+        finally:
+            self._params[parts.P_ROOT_HALVING] = 0
+        return rng, done, int(self._tree.order[0])
+
+    def _rank_candidates(self, seat, k):
+        """Reorder the root order's first k actions by their mean reward for `seat`,
+        best first (a candidate never simulated last; ties keep their order)."""
+        actions, visits, vals = self._root_stats(seat)
+        mean = np.full(rules.NUM_ACTIONS, -np.inf)
+        mean[actions] = np.where(visits > 0, vals / np.maximum(visits, 1), -np.inf)
+        order = self._tree.order
+        candidates = order[:k].copy()
+        order[:k] = candidates[np.argsort(-mean[candidates], kind="stable")]
+
+    def _simulate(self, grid, info, observer, iterations, rng):
+        """Run `iterations` simulations on the current tree (grown to fit them)."""
+        needed = int(self._tree.meta[parts.COUNT]) + iterations
+        if self._tree.nodes.shape[0] < needed:
+            self._tree = parts.grown(self._tree, needed)
+        return self._call(grid, info, observer, iterations, rng)
+
+    def _simulate_until(self, grid, info, observer, deadline, rng):
+        """Run simulations on the current tree in growing chunks until `deadline`
+        (perf_counter seconds); returns (rng, simulations run)."""
         done, chunk = 0, 16
         while True:
             if self._tree.meta[parts.COUNT] + chunk > self._tree.nodes.shape[0]:
@@ -224,8 +290,10 @@ class MCTSAgent(Agent):
             self._tree.priors[0, placements] = 1.0 / len(placements)
         if self._ranks_root():
             self._rank_root(view)
+        self._chosen = None
         visits, value_sums = self._search(view)
-        return self._best(visits, value_sums), visits, value_sums
+        action = self._best(visits, value_sums) if self._chosen is None else self._chosen
+        return action, visits, value_sums
 
     def _has_root_prior(self) -> bool:
         """Whether `_rank_root` sets the root prior (a network's policy)."""
@@ -256,8 +324,12 @@ class MCTSAgent(Agent):
         return max(self.time - (_time.perf_counter() - self._act_started), 1e-6)
 
     def _single_tree(self, grid, info, observer, seat):
-        rng, self.last_iterations = self._run(grid, info, observer, self.iterations, self._seconds_left(),
-                                              self._seed64())
+        if self.halving and self._tree.meta[parts.ORDER_LEN] >= 2:
+            rng, self.last_iterations, self._chosen = self._run_halving(
+                grid, info, observer, seat, self.iterations, self._seconds_left(), self._seed64())
+        else:
+            rng, self.last_iterations = self._run(grid, info, observer, self.iterations, self._seconds_left(),
+                                                  self._seed64())
         actions, visits, vals = self._root_stats(seat)
         out_visits = np.zeros(rules.NUM_ACTIONS, dtype=np.int64)
         out_values = np.zeros(rules.NUM_ACTIONS, dtype=np.float64)
@@ -296,6 +368,8 @@ class ISMCTSAgent(MCTSAgent):
             depth = EVALUATED_DEPTH if packed is not None else ROLLOUT_DEPTH
         if selection is None:
             selection = "puct" if leaf == "value" else "ucb"
+        if leaf == "value" and kwargs.get("halving"):
+            raise ValueError("halving is a parameter of leaf=rollout (leaf=value searches with PUCT)")
         super().__init__(depth=depth, selection=selection, **kwargs)
         if self._guide is not None:
             self._params[parts.P_PRIOR_WEIGHT] = self.prior
@@ -364,6 +438,8 @@ class PIMCAgent(MCTSAgent):
 
     def __init__(self, determinizations: int = 20, **kwargs) -> None:
         super().__init__(**kwargs)
+        if self.halving:
+            raise ValueError("halving is a parameter of ismcts and cheat, not of pimc")
         self.determinizations = positive_int("determinizations", determinizations)
         self.check_arguments({"time": self.time, "iterations": self.iterations,
                               "determinizations": self.determinizations})

@@ -27,6 +27,11 @@ Every simulation runs the same three steps, written once:
      a fixed order: at the root the tree's root order (the greedy ranking or a
      network's policy), below it the rollout policy's preference (most minutes now,
      then safe moves, ties at random) or uniformly at random.
+   - Sequential halving at the root (with SELECT_UCB, P_ROOT_HALVING = k > 0): the
+     root's candidates are the first k actions of its order, and a simulation goes to
+     the least-visited one; the caller runs the phases, halving k and reordering the
+     candidates by their mean reward in between (Karnin, Koren & Somekh 2013; the root
+     of Gumbel AlphaZero, Danihelka et al. 2022). Below the root, UCB as above.
    - SELECT_PUCT: AlphaZero's ``Q + c * P(a) * sqrt(VISITS(node) + 1) / (1 + VISITS(a))``
      over every action legal in this world, an action without a child counting as
      Q = 0 and VISITS = 0; choosing one expands it.
@@ -64,8 +69,9 @@ from env.observation import encode_into
 from .policy_kernels import rollout, safe_values
 from .search_parts import (
     COUNT, EXPAND_GREEDY, LEAF, LEAF_EVALUATOR, LEAF_IS_NEW, LEAF_ROLLOUT, ORDER_LEN, P_C, P_DEPTH, P_EPSILON,
-    P_EXPAND, P_EXPAND_AFTER, P_LEAF, P_MARGIN, P_PRIOR_WEIGHT, P_SAFE, P_SELECTION, P_WIDEN, SCRATCH_CHILD_MASK,
-    SCRATCH_COUNTS, SCRATCH_LEGAL, SCRATCH_TILES, SELECT_UCB, Tree, Workspace,
+    P_EXPAND, P_EXPAND_AFTER, P_LEAF, P_MARGIN, P_PRIOR_WEIGHT, P_ROOT_HALVING, P_SAFE, P_SELECTION, P_WIDEN,
+    SCRATCH_CANDIDATES, SCRATCH_CHILD_MASK, SCRATCH_COUNTS, SCRATCH_LEGAL, SCRATCH_TILES, SELECT_UCB, Tree,
+    Workspace,
 )
 from .value_kernels import evaluate_position
 
@@ -222,6 +228,9 @@ def _ucb_step(tree, work, params, node, rng):
                 best_score = score
                 best = child
         child = nodes[child, NEXT_SIBLING]
+    if node == ROOT and params[P_ROOT_HALVING] > 0:
+        nxt, stop = _halving_step(tree, work, np.int64(params[P_ROOT_HALVING]), child_mask)
+        return rng, nxt, stop
     limit = max(num_legal, 1)
     widen = params[P_WIDEN]
     if widen > 0.0:  # progressive widening
@@ -236,6 +245,34 @@ def _ucb_step(tree, work, params, node, rng):
                                    rng)
         return rng, _add_child(tree, node, a), True
     return rng, best, False
+
+
+@njit(inline="always", cache=True)
+def _halving_step(tree, work, k, child_mask):
+    """The root's step in a phase of sequential halving (`_ucb_step` with P_ROOT_HALVING
+    = k): a candidate (the first k actions of the root order) without a child is expanded,
+    else the least-visited candidate is followed (the first such child on ties). Returns
+    (the child to follow or the new child, whether the descent stops there)."""
+    nodes, meta, order = tree.nodes, tree.meta, tree.order
+    k = min(k, meta[ORDER_LEN])
+    candidates = work.scratch[SCRATCH_CANDIDATES:SCRATCH_CANDIDATES + 8]
+    for w in range(8):
+        candidates[w] = 0
+    for i in range(k):
+        a = order[i]
+        if not _has_child(child_mask, a):
+            if meta[COUNT] >= nodes.shape[0]:
+                return ROOT, True  # the tree is full: simulate from here
+            return _add_child(tree, ROOT, a), True
+        candidates[a >> 6] |= np.int64(1) << (a & 63)
+    fewest = NO_NODE
+    child = nodes[ROOT, FIRST_CHILD]
+    while child != NO_NODE:
+        if _has_child(candidates, nodes[child, ACTION]) and (
+                fewest == NO_NODE or nodes[child, VISITS] < nodes[fewest, VISITS]):
+            fewest = child
+        child = nodes[child, NEXT_SIBLING]
+    return fewest, False
 
 
 @njit(inline="always", cache=True)

@@ -26,6 +26,11 @@ P_EXPAND       order of new children below the root: EXPAND_GREEDY (the rollout
 P_EXPAND_AFTER a node grows children once visited this often (the root always)
 P_WIDEN        progressive widening (UCB): at most 1 + widen * sqrt(visits) children
 P_PRIOR_WEIGHT UCB only: weight of the root prior as a progressive bias
+P_ROOT_HALVING UCB only: k > 0 = a phase of sequential halving at the root: only the
+               first k actions of the root order are candidates, and the root
+               simulates its least-visited candidate (the caller sets k per phase and
+               reorders the candidates between phases, `agents.search.MCTSAgent`);
+               0 = UCB at the root too
 ============== =================================================================
 
 The root prior (row 0 of the tree's ``priors``) is what a network's policy says about
@@ -51,10 +56,10 @@ LEAVES = {"rollout": LEAF_ROLLOUT, "heuristic": LEAF_HEURISTIC, "evaluator": LEA
 EXPAND_RANDOM, EXPAND_GREEDY = 0, 1
 
 (P_C, P_SELECTION, P_LEAF, P_DEPTH, P_EPSILON, P_SAFE, P_MARGIN, P_EXPAND, P_EXPAND_AFTER, P_WIDEN,
- P_PRIOR_WEIGHT) = range(11)
-NUM_PARAMETERS = 11
+ P_PRIOR_WEIGHT, P_ROOT_HALVING) = range(12)
+NUM_PARAMETERS = 12
 _NAMES = ("c", "selection", "leaf", "depth", "epsilon", "safe", "margin", "expand", "expand_after", "widen",
-          "prior_weight")
+          "prior_weight", "root_halving")
 
 # the tree's meta array
 COUNT = 0  # nodes in use
@@ -67,7 +72,8 @@ META_LEN = 4
 SCRATCH_COUNTS = 0
 SCRATCH_TILES = 16
 SCRATCH_CHILD_MASK = 64  # 8 words: bit a = action a has a child
-SCRATCH_LEGAL = 72
+SCRATCH_CANDIDATES = 72  # 8 words: bit a = action a is a candidate of sequential halving
+SCRATCH_LEGAL = 80
 SCRATCH_LEN = SCRATCH_LEGAL + rules.NUM_PLACEMENT_ACTIONS
 
 NODE_FIELDS = 6
@@ -84,7 +90,7 @@ def parameters(c: float, selection: int = SELECT_UCB, leaf: int = LEAF_HEURISTIC
     if expand not in (EXPAND_RANDOM, EXPAND_GREEDY):
         raise ValueError(f"expand must be EXPAND_RANDOM or EXPAND_GREEDY, got {expand!r}")
     values = (c, selection, leaf, depth, epsilon, float(bool(safe)), margin, expand, expand_after, widen,
-              prior_weight)
+              prior_weight, 0)  # P_ROOT_HALVING: set per phase by the caller
     record = np.array(values, dtype=np.float64)
     if not np.isfinite(record).all():
         bad = [name for name, v in zip(_NAMES, record) if not np.isfinite(v)]

@@ -1,6 +1,6 @@
 """The shipped self-play networks under stable names.
 
-* ``selfplay[:time=S | iterations=N, prior=W, device=D]``: the network-guided search
+* ``selfplay[:time=S | iterations=N, prior=W, halving=K, device=D]``: the network-guided search
   (``ismcts:net=models/selfplay_<n>p.pt,...``) of the network that
   ``configs/selfplay_<n>p.yaml`` trained for the game's player count;
 * ``selfplay-policy[:temperature=T, device=D]``: that network's raw policy, no search.
@@ -16,7 +16,7 @@ from pathlib import Path
 from .base import Agent, number, positive_int, register, seconds
 from .neural import CheckpointAgent
 from .nets import resolve_device
-from .search import ISMCTSAgent
+from .search import ISMCTSAgent, halving_candidates
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
 
@@ -81,13 +81,13 @@ class SelfPlayAgent(_PerPlayerCount):
     """The shipped network's search (see the module doc); `time`/`iterations` as ismcts."""
 
     def __init__(self, iterations: int = 1000, time: float | None = None, prior: float = 3.0,
-                 device: str = "cpu") -> None:
+                 halving: int = 0, device: str = "cpu") -> None:
         super().__init__()
         if number("prior", prior) < 0:
             raise ValueError(f"prior must be >= 0, got {prior}")
         self.options = {"iterations": positive_int("iterations", iterations),
                         "time": None if time is None else seconds("time", time), "prior": prior,
-                        "device": str(resolve_device(device))}
+                        "halving": halving_candidates(halving), "device": str(resolve_device(device))}
 
     def _build(self, path: Path) -> Agent:
         return ISMCTSAgent(net=str(path), **self.options)

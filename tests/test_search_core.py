@@ -94,3 +94,53 @@ def test_a_timed_value_search_warms_up_with_a_fixed_budget():
     agent = agents.make(f"ismcts:net={NET},leaf=value,time=0.05", seed=0)
     agent.warm_up()
     assert agent.last_iterations == 2
+
+
+def middle_game_view():
+    """Seat to move after 16 greedy moves of a 2-player deal: a position with many moves."""
+    from engine import GameState
+    from engine.view import PlayerView
+
+    game = GameState.new(2, seed=5)
+    greedy = agents.make("greedy", seed=0)
+    for _ in range(16):
+        game.step(greedy.act(None, PlayerView(game, game.current_player)))
+    return PlayerView(game, game.current_player)
+
+
+@pytest.mark.parametrize("k", [2, 3, 8])
+def test_sequential_halving_searches_only_its_candidates_and_plays_the_best_finalist(k):
+    view = middle_game_view()
+    agent = agents.make(f"ismcts:halving={k},iterations=600", seed=4)
+    agent.act_with_visits(view)  # the first move ranks the root the same way as the second
+    action, visits, values = agent.act_with_visits(view)
+    order = agent._tree.order[: agent._tree.meta[parts.ORDER_LEN]]
+    candidates = set(agent._tree.order[:k].tolist())
+    assert set(np.flatnonzero(visits)) == candidates  # every candidate, nothing else
+    assert visits.sum() == 600 and len(order) > k
+    finalists = np.argsort(-visits, kind="stable")[:2]  # the last phase's two: the most visits
+    assert action in finalists
+    means = values[finalists] / visits[finalists]
+    assert values[action] / visits[action] == means.max()
+    if k == 8:  # phases of 200: 25 a candidate, then 50, then 100
+        assert sorted(visits[visits > 0].tolist()) == [25] * 4 + [75] * 2 + [175] * 2
+
+
+def test_sequential_halving_is_reproducible_and_finds_the_winning_move():
+    view = middle_game_view()
+    first = agents.make("ismcts:halving=4,iterations=300", seed=9).act_with_visits(view)
+    again = agents.make("ismcts:halving=4,iterations=300", seed=9).act_with_visits(view)
+    assert first[0] == again[0] and np.array_equal(first[1], again[1])
+    win_view, winning = forced_win_view()
+    assert agents.make("ismcts:halving=4,iterations=200", seed=3).act(None, win_view) in winning
+    timed = agents.make("ismcts:halving=8,time=0.02", seed=3)
+    assert timed.act(None, view) in view.legal_actions() and timed.last_iterations > 0
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("ismcts:halving=1", "at least 2"), ("ismcts:halving=4,selection=puct", "selection=ucb"),
+    ("ismcts:halving=4,expand=random", "expand=greedy"), ("pimc:halving=4", "not of pimc"),
+    (f"ismcts:net={NET},leaf=value,halving=4", "leaf=rollout"), ("selfplay:halving=1", "at least 2")])
+def test_sequential_halving_refuses_what_it_cannot_do(spec, message):
+    with pytest.raises(ValueError, match=message):
+        agents.make(spec)

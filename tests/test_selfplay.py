@@ -134,3 +134,12 @@ def test_shipped_selfplay_agents_play_their_player_count():
     with pytest.raises(ValueError, match="3 players"):
         play_game([agents.make("selfplay:iterations=20"), agents.make("greedy"), agents.make("greedy")],
                   random_deal(2), 3)
+
+
+def test_shipped_search_takes_the_root_halving_option():
+    agent = agents.make("selfplay:iterations=20,halving=4")
+    agent.reset(0, 2)
+    assert agent._current.halving == 4
+    plain = agents.make("selfplay:iterations=20")
+    plain.reset(0, 4)
+    assert plain._current.halving == 0  # UCB at the root unless asked
