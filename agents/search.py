@@ -56,12 +56,12 @@ greedy agent ranks best, each judged by short greedy rollouts in sampled worlds.
 ``ismcts`` also takes a trained network (``ismcts:net=PATH``, a checkpoint written by
 train.py): one forward pass per move (in numba, `agents.net_kernels`) orders the root's
 children by the network's policy instead of the greedy ranking (with progressive
-widening, the simulations go to the moves the network ranks best), ``prior`` > 0 adds the policy's probabilities as a
-progressive bias to the root's UCB, and if the network carries a fast evaluator
-(`agents.nets.Evaluator`) and ``evaluator`` is true, rollouts stop after ``depth``
-placements (default 1 instead of 4) and the evaluator scores the position reached, in
-numba (`agents.value_kernels`), instead of the guess that the current leader wins.
-The network call counts in ``time``.
+widening, the simulations go to the moves the network ranks best), ``prior`` > 0 adds
+the policy's probabilities as a progressive bias to the root's UCB, and if the network
+carries a fast evaluator (`agents.nets.Evaluator`) and ``evaluator`` is true, rollouts
+stop after ``depth`` placements (default 1 instead of 4) and the evaluator scores the
+position reached, in numba (`agents.value_kernels`), instead of the guess that the
+current leader wins. The network call counts in ``time``.
 
 With ``leaf=value`` no rollout is played: every simulation stops at the new leaf and the
 network's value scores it (its policy is the prior of the leaf's children), the search of

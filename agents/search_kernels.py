@@ -196,6 +196,9 @@ def simulation_rewards(info, out, margin):
 def _ucb_step(tree, work, params, node, rng):
     """One UCB step of the descent at `node` (see the module doc): returns (rng, the
     child to follow or the new child, whether the descent stops there)."""
+    if node == ROOT and params[P_ROOT_HALVING] > 0:
+        nxt, stop = _halving_step(tree, work, np.int64(params[P_ROOT_HALVING]))
+        return rng, nxt, stop
     nodes, values, meta = tree.nodes, tree.values, tree.meta
     grid, info = work.grid, work.info
     child_mask = work.scratch[SCRATCH_CHILD_MASK:SCRATCH_CHILD_MASK + 8]
@@ -228,9 +231,6 @@ def _ucb_step(tree, work, params, node, rng):
                 best_score = score
                 best = child
         child = nodes[child, NEXT_SIBLING]
-    if node == ROOT and params[P_ROOT_HALVING] > 0:
-        nxt, stop = _halving_step(tree, work, np.int64(params[P_ROOT_HALVING]), child_mask)
-        return rng, nxt, stop
     limit = max(num_legal, 1)
     widen = params[P_WIDEN]
     if widen > 0.0:  # progressive widening
@@ -248,30 +248,37 @@ def _ucb_step(tree, work, params, node, rng):
 
 
 @njit(inline="always", cache=True)
-def _halving_step(tree, work, k, child_mask):
-    """The root's step in a phase of sequential halving (`_ucb_step` with P_ROOT_HALVING
-    = k): a candidate (the first k actions of the root order) without a child is expanded,
-    else the least-visited candidate is followed (the first such child on ties). Returns
-    (the child to follow or the new child, whether the descent stops there)."""
+def _halving_step(tree, work, k):
+    """The root's step in a phase of sequential halving (P_ROOT_HALVING = k): the first
+    of the candidates (the first k actions of the root order) without a child is
+    expanded, else the least-visited candidate is followed (the first such child on
+    ties). Every root action is legal in every world (the observer's hand is known), so
+    no UCB statistics are needed. Returns (the child to follow or the new child, whether
+    the descent stops there)."""
     nodes, meta, order = tree.nodes, tree.meta, tree.order
     k = min(k, meta[ORDER_LEN])
     candidates = work.scratch[SCRATCH_CANDIDATES:SCRATCH_CANDIDATES + 8]
+    child_mask = work.scratch[SCRATCH_CHILD_MASK:SCRATCH_CHILD_MASK + 8]
     for w in range(8):
         candidates[w] = 0
+        child_mask[w] = 0
+    for i in range(k):
+        a = order[i]
+        candidates[a >> 6] |= np.int64(1) << (a & 63)
+    fewest = NO_NODE
+    child = nodes[ROOT, FIRST_CHILD]
+    while child != NO_NODE:
+        a = nodes[child, ACTION]
+        child_mask[a >> 6] |= np.int64(1) << (a & 63)
+        if _has_child(candidates, a) and (fewest == NO_NODE or nodes[child, VISITS] < nodes[fewest, VISITS]):
+            fewest = child
+        child = nodes[child, NEXT_SIBLING]
     for i in range(k):
         a = order[i]
         if not _has_child(child_mask, a):
             if meta[COUNT] >= nodes.shape[0]:
                 return ROOT, True  # the tree is full: simulate from here
             return _add_child(tree, ROOT, a), True
-        candidates[a >> 6] |= np.int64(1) << (a & 63)
-    fewest = NO_NODE
-    child = nodes[ROOT, FIRST_CHILD]
-    while child != NO_NODE:
-        if _has_child(candidates, nodes[child, ACTION]) and (
-                fewest == NO_NODE or nodes[child, VISITS] < nodes[fewest, VISITS]):
-            fewest = child
-        child = nodes[child, NEXT_SIBLING]
     return fewest, False
 
 
