@@ -5,6 +5,7 @@
     python evaluate.py --config configs/eval_quick.yaml --workers 2
     python evaluate.py replay results/demo/games.jsonl --game 3 --step 10
     python evaluate.py ladder runs/NAME
+    python evaluate.py exploit --target greedy --games 200 --out results/exploit-greedy
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ on the command line override it.
 
 Replay a saved game:  evaluate.py replay OUT/games.jsonl --game N [--step K]
 Rebuild a self-play run's Elo ladder:  evaluate.py ladder runs/NAME [--plot-only]
+Approximate exploitability of an agent:  evaluate.py exploit --target SPEC [--baseline SPEC]
 """
 
 EPILOG = """\
@@ -136,17 +138,75 @@ def ladder_parser() -> argparse.ArgumentParser:
                                             "ladder_games.jsonl, and print it. No games are played.")
     p.add_argument("run", help="the run directory (holding ladder_games.jsonl)")
     p.add_argument("--plot-only", action="store_true", help="only redraw ladder.png from ladder.json")
+    p.add_argument("--exploit", type=int, metavar="G",
+                   help="also rate the raw policy of generations by a best response's score against it, G games "
+                        "each (writes exploitability.json; plays games)")
+    p.add_argument("--exploit-generations", default="ends", metavar="WHICH",
+                   help="with --exploit: 'ends' (first and last, default), 'all', or a list such as 0,5,11")
+    p.add_argument("--br", default="iterations=1000", metavar="PARAMS",
+                   help="with --exploit: the best response's parameters (default iterations=1000)")
+    p.add_argument("--workers", type=int, default=0, metavar="W", help="with --exploit: worker processes")
+    return p
+
+
+def exploit_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="evaluate.py exploit",
+        description="Approximate exploitability of an agent (a lower bound): the ISMCTS best response "
+                    "br:target=SPEC plays one seat (one team) against the target in every other seat, on "
+                    "duplicate deals; writes exploit.json and exploit.md in --out.")
+    p.add_argument("--target", required=True, metavar="SPEC", help="the agent to exploit, e.g. greedy")
+    p.add_argument("--players", type=int, choices=(2, 3, 4), default=2, help="seats per game (default 2)")
+    p.add_argument("--team", action="store_true", help="team variant (4 players): the response holds one team")
+    p.add_argument("--br", default="iterations=1000", metavar="PARAMS",
+                   help="the best response's budget and parameters (default iterations=1000; e.g. time=0.05)")
+    p.add_argument("--baseline", metavar="SPEC",
+                   help="also play this agent against the target on the same deals and report the paired "
+                        "difference (e.g. ismcts:iterations=1000)")
+    p.add_argument("--games", type=int, default=200, metavar="G", help="games, whole duplicate sets (default 200)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="master seed (default 0)")
+    p.add_argument("--workers", type=int, default=0, metavar="W", help="worker processes (0 = all cores)")
+    p.add_argument("--out", default=None, metavar="DIR", help="output directory (default results/exploit-...)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="progress bars")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "exploit":
+        args = exploit_parser().parse_args(argv[1:])
+        from evaluation.exploit import ExploitConfig, run_exploit
+
+        out = args.out or f"results/exploit-{args.players}p{'-team' if args.team else ''}-{args.seed}"
+        cfg = ExploitConfig(target=args.target, players=args.players, team=args.team, br=args.br,
+                            baseline=args.baseline, games=args.games, seed=args.seed, workers=args.workers, out=out,
+                            progress=args.progress)
+        try:
+            run_exploit(cfg)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print(f"\ninterrupted: rerun the same command to resume ({out})", file=sys.stderr)
+            return 130
+        return 0
     if argv and argv[0] == "ladder":
         args = ladder_parser().parse_args(argv[1:])
         from evaluation.ladder import format_ladder, rebuild_ladder
 
         try:
             print(format_ladder(rebuild_ladder(args.run, args.plot_only)))
+            if args.exploit:
+                from evaluation.exploit import exploit_generations
+
+                which = args.exploit_generations
+                if which not in ("ends", "all"):
+                    try:
+                        which = [int(g) for g in which.split(",")]
+                    except ValueError:
+                        raise ValueError(f"--exploit-generations takes ends, all or a list such as 0,5,11; "
+                                         f"got {args.exploit_generations!r}") from None
+                exploit_generations(args.run, which, args.exploit, args.br, args.workers)
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2

@@ -58,6 +58,14 @@ class Agent(ABC):
         tournament's move clock measures play, not compilation. Called once per agent
         a tournament worker builds, before its games; the default does nothing."""
 
+    # True: the game loop (`agents.play.play_game`) calls `observe_action` for every move
+    observes_actions: bool = False
+
+    def observe_action(self, view, seat: int, action: int) -> None:
+        """`seat` is about to play `action` (this agent's `view` shows the game before the
+        move); only called when `observes_actions` is True, for every seat's placements and
+        passes (team shows are private and never passed). OpenSpiel's `inform_action`."""
+
     @abstractmethod
     def act(self, observation: np.ndarray | None, view) -> int:
         """Return a legal action id for the seat to move (``view.seat``)."""
@@ -97,6 +105,7 @@ BUILTIN_MODULES = {
     "pimc": "agents.search",
     "cheat": "agents.search",
     "cheating_mcts": "agents.search",
+    "br": "agents.best_response",
     "checkpoint": "agents.neural",
     "selfplay": "agents.selfplay",
     "selfplay-policy": "agents.selfplay",
@@ -120,19 +129,50 @@ def registered() -> list[str]:
 
 
 def parse_spec(spec: str) -> tuple[str, list[str], dict[str, Any]]:
-    """Split ``"name:a=1,b=x,path"`` into (name, positional, keyword) with typed values."""
+    """Split ``"name:a=1,b=x,path"`` into (name, positional, keyword) with typed values.
+
+    A value that is itself a spec (with ``:`` and ``,``) goes in square brackets, which
+    nest: ``br:target=[ismcts:iterations=200,c=0.4],iterations=1000`` gives
+    ``target="ismcts:iterations=200,c=0.4"`` (a bracketed value stays a string)."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"an agent spec must be a non-empty string, got {spec!r}")
     name, _, rest = spec.strip().partition(":")
     positional: list[str] = []
     kwargs: dict[str, Any] = {}
-    for part in filter(None, (p.strip() for p in rest.split(","))):
+    for part in filter(None, (p.strip() for p in _split_parameters(spec, rest))):
         key, eq, value = part.partition("=")
+        value = value.strip()
+        if value.startswith("[") and value.endswith("]"):
+            typed = value[1:-1].strip()
+        elif "[" in part or "]" in part:
+            raise ValueError(f"bad agent spec {spec!r}: brackets must enclose a whole value, as in "
+                             f"target=[ismcts:iterations=200,c=0.4]; got {part!r}")
+        else:
+            typed = _typed(value)
         if eq:
-            kwargs[key.strip()] = _typed(value.strip())
+            kwargs[key.strip()] = typed
         else:
             positional.append(part)
     return name, positional, kwargs
+
+
+def _split_parameters(spec: str, rest: str) -> list[str]:
+    """`rest` split at the commas outside square brackets; unbalanced brackets are an error."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(rest):
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+            if depth < 0:
+                raise ValueError(f"bad agent spec {spec!r}: a ']' closes no '['")
+        elif ch == "," and depth == 0:
+            parts.append(rest[start:i])
+            start = i + 1
+    if depth:
+        raise ValueError(f"bad agent spec {spec!r}: a '[' is never closed")
+    parts.append(rest[start:])
+    return parts
 
 
 def _typed(text: str):

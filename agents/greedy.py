@@ -47,6 +47,15 @@ class RolloutPolicyAgent(Agent):
         self._epsilon = epsilon_threshold(epsilon)
         self._safe = bool(safe)
 
+    @property
+    def epsilon_threshold(self) -> int:
+        """The random-move probability as the kernels take it (out of 2**32)."""
+        return self._epsilon
+
+    @property
+    def safe(self) -> bool:
+        return self._safe
+
     def warm_up(self) -> None:
         rng, self.rng = self.rng, np.random.default_rng(0)  # compiles the policy kernel; keeps the stream
         try:

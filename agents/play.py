@@ -135,12 +135,34 @@ def play_game(agents: Sequence[Agent], deal, num_players: int | None = None, tea
                                                           f"the move took {elapsed:.3f} s"))
             break
         try:
-            state.step(action)  # raises ValueError, changing nothing, if illegal
+            if not state.is_legal(action):
+                state.step(action)  # raises the ValueError that names the legal actions, changing nothing
         except Exception as exc:
             _forfeit(record, seat, "illegal", _error_text(exc))
             break
+        observer = _tell_observers(agents, views, seat, int(action))
+        if observer is not None:
+            _forfeit(record, observer[0], "error", observer[1])
+            break
+        state.step(action)
         record.actions.append(int(action))
     return _finish(record, state)
+
+
+def _tell_observers(agents: Sequence[Agent], views: list[PlayerView], seat: int, action: int):
+    """Call `observe_action(view, seat, action)` of every agent that observes the game's
+    moves (``observes_actions``), each with its own view, before the move is applied.
+    Team show actions are private between partners: nobody is told. Returns None, or
+    (the seat whose agent raised, the error text): that seat forfeits."""
+    if action >= rules.SHOW_BASE:
+        return None
+    for other, agent in enumerate(agents):
+        if getattr(agent, "observes_actions", False):
+            try:
+                agent.observe_action(views[other], seat, action)
+            except Exception as exc:
+                return other, _error_text(exc)
+    return None
 
 
 def _error_text(exc: Exception) -> str:

@@ -341,6 +341,34 @@ def _add_child(tree, node, a):
     return new
 
 
+@njit(inline="always", cache=True)
+def select_step(tree, work, params, node, rng, ucb):
+    """One step of the descent at `node` by the search's selection (UCB when `ucb`, else
+    PUCT): returns (rng, the child to follow or the new child, whether the descent
+    stops there). The world `work.grid/info` is at `node`; nothing is applied to it."""
+    if ucb:
+        return _ucb_step(tree, work, params, node, rng)
+    nxt, stop = _puct_step(tree, work, params, node)
+    return rng, nxt, stop
+
+
+@njit(inline="always", cache=True)
+def child_with_action(tree, node, action):
+    """The child of `node` reached by `action`, added if there is none yet: returns (the
+    child, whether it is new). A full tree returns (node, True): simulate from `node`.
+    For moves the search does not choose (a modelled opponent's)."""
+    nodes = tree.nodes
+    child = nodes[node, FIRST_CHILD]
+    while child != NO_NODE:
+        if nodes[child, ACTION] == action:
+            nodes[child, AVAIL] += 1
+            return child, False
+        child = nodes[child, NEXT_SIBLING]
+    if tree.meta[COUNT] >= nodes.shape[0]:
+        return node, True
+    return _add_child(tree, node, action), True
+
+
 @kernel
 def descend(tree, work, params, rng):
     """Walk the simulated world `work.grid/info` from the root to a leaf, expanding at
@@ -352,10 +380,7 @@ def descend(tree, work, params, rng):
     while not access.is_over(work.info):
         if node != ROOT and nodes[node, VISITS] < expand_after:
             break  # a young leaf: evaluate it, grow its children later
-        if ucb:
-            rng, nxt, stop = _ucb_step(tree, work, params, node, rng)
-        else:
-            nxt, stop = _puct_step(tree, work, params, node)
+        rng, nxt, stop = select_step(tree, work, params, node, rng, ucb)
         if nxt != node:
             apply_action(work.grid, work.info, nodes[nxt, ACTION])
         node = nxt

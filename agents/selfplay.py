@@ -66,6 +66,11 @@ class _PerPlayerCount(Agent):
         self._current = self._agents[key]
         self._current.reset(seat, num_players, team)
 
+    @property
+    def current(self) -> Agent | None:
+        """The agent of the game `reset` last started (None before)."""
+        return self._current
+
     def warm_up(self) -> None:
         self.reset(0, 2)
         self._current.warm_up()

@@ -309,6 +309,49 @@ def _deal_rest(info, seat, tiles, k, out_info):
 
 
 @kernel
+def deal_around_hands(grid, info, seat, hands, fixed, rng, out_grid, out_info, scratch):
+    """A world for `seat` in which every seat of the bitmask `fixed` holds the hand
+    `hands[s]` (counts per value, index 1..10): the state is copied, those hands are set,
+    and the rest of the tiles `seat` has not seen are dealt uniformly at random to the
+    other hands, the bag and the removed tiles (pass facts of the other hands are not
+    conditioned on). The fixed hands must have the public hand sizes and fit within the
+    unseen tiles. Returns (rng, True), or (rng, False) with the world unusable when they
+    do not fit. `scratch`: int64, length >= SCRATCH_LEN. Used by searches that keep
+    their own belief about some hands (`agents.best_response`)."""
+    counts = scratch[:11]
+    tiles = scratch[16:16 + _NUM_TILES]
+    unseen_counts_into(grid, info, seat, counts)
+    for other in range(info[NUM_PLAYERS]):
+        if (fixed >> other) & 1 == 0:
+            continue
+        size = 0
+        for v in range(1, 11):
+            counts[v] -= hands[other, v]
+            size += hands[other, v]
+            if counts[v] < 0:
+                return rng, False
+        if size != info[HAND_SIZE + other]:
+            return rng, False
+    n = 0
+    for v in range(1, 11):
+        for _ in range(counts[v]):
+            tiles[n] = v
+            n += 1
+    copy_state(grid, info, out_grid, out_info)
+    k = _clear_other_hands(info, seat, out_info)
+    for other in range(info[NUM_PLAYERS]):
+        if (fixed >> other) & 1 == 0:
+            continue
+        out_info[SHOWN + other] = 0
+        for v in range(1, 11):
+            for _ in range(hands[other, v]):
+                add_to_hand(out_info, other, v)
+    rng = _shuffle(tiles, k, n, rng)
+    _deal_rest(info, seat, tiles, k, out_info)
+    return rng, True
+
+
+@kernel
 def sample_world(grid, info, seat, rng, out_grid, out_info, scratch):
     """Write into (out_grid, out_info) a world consistent with `seat`'s information:
     the other hands, the bag and the removed tiles dealt at random from the unseen

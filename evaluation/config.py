@@ -61,6 +61,9 @@ class EvalConfig:
     it; "auto" finds the local one). Default: start a Ray instance on this machine."""
     out: str | None = None
     """Output directory; rerunning with the same one resumes. Default: results/<name>."""
+    one_vs_rest: bool = False
+    """2 agents: play only the table where the first agent holds one seat (one team) and
+    the second every other seat (`evaluate.py exploit`); default: every table."""
     seating: str = "rotations"
     """Seatings of a table per deal: "rotations" (each agent in each seat once) or
     "permutations" (every order of the agents; 3 players: 6, 4 players: 24)."""
@@ -146,6 +149,8 @@ class EvalConfig:
             raise ValueError(f"seed must be >= 0, got {self.seed}")
         if self.workers < 0:
             raise ValueError(f"workers must be >= 0 (0 = all cores), got {self.workers}")
+        if self.one_vs_rest and len(self.agents) != 2:
+            raise ValueError(f"one_vs_rest needs exactly 2 agents, got {len(self.agents)}")
         if self.seating not in SEATINGS:
             raise ValueError(f"seating must be one of {SEATINGS}, got {self.seating!r}")
         self._validate_executor()
@@ -241,7 +246,7 @@ class EvalConfig:
     def fingerprint(self) -> dict[str, Any]:
         """The fields that decide which games a run plays (a resume must match them).
         `games` may grow or shrink between resumes: job ids do not depend on it."""
-        return {k: getattr(self, k) for k in ("agents", "players", "team", "seed", "seating")}
+        return {k: getattr(self, k) for k in ("agents", "players", "team", "seed", "seating", "one_vs_rest")}
 
     def num_workers(self) -> int:
         """Workers to start; with ``executor: ray`` 0 stays 0 (the cluster's CPUs, known
@@ -273,7 +278,7 @@ def _coerce(key: str, value: Any, source: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"{where} must be an integer, got {value!r}")
         return value
-    if key in ("team", "save_games", "plots", "progress"):
+    if key in ("team", "save_games", "plots", "progress", "one_vs_rest"):
         if not isinstance(value, bool):
             raise ValueError(f"{where} must be true or false, got {value!r}")
         return value

@@ -64,7 +64,7 @@ def run_evaluation(cfg: EvalConfig, fresh: bool = False, echo=print) -> dict:
     check_agents(cfg)
     out = prepare_out(cfg, fresh)
     labels = cfg.labels()
-    schedule = Schedule(cfg.agents, cfg.players, cfg.games, cfg.seed, cfg.team, cfg.seating)
+    schedule = Schedule(cfg.agents, cfg.players, cfg.games, cfg.seed, cfg.team, cfg.seating, cfg.one_vs_rest)
     workers = cfg.num_workers()
     limits = cfg.time_limits()
     echo(f"evaluating {', '.join(labels)} -> {out}\n  {schedule.num_jobs} games = {schedule.num_deals} deals x "

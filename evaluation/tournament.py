@@ -45,8 +45,15 @@ def agent_seed(seed: int, job_id: int, seat: int) -> int:
     return int(ss.generate_state(1, np.uint32)[0])
 
 
-def make_tables(num_agents: int, players: int, team: bool = False) -> list[tuple[int, ...]]:
-    """Agent index per seat of each table (see the module docstring)."""
+def make_tables(num_agents: int, players: int, team: bool = False,
+                one_vs_rest: bool = False) -> list[tuple[int, ...]]:
+    """Agent index per seat of each table (see the module docstring). `one_vs_rest`
+    (2 agents): only the table where agent 0 holds one seat (its team's, in the team
+    variant) and agent 1 every other seat: a best response against a fixed agent."""
+    if one_vs_rest:
+        if num_agents != 2:
+            raise ValueError(f"one_vs_rest needs exactly 2 agents, got {num_agents}")
+        return [(0, 1, 0, 1)] if team else [(0,) + (1,) * (players - 1)]
     if team:
         return [(a, b, a, b) for a, b in itertools.combinations(range(num_agents), 2)]
     if num_agents >= players:
@@ -81,9 +88,9 @@ class Schedule:
     """All games of a tournament, addressed by job id."""
 
     def __init__(self, specs: list[str], players: int, games: int, seed: int, team: bool = False,
-                 seating: str = "rotations"):
+                 seating: str = "rotations", one_vs_rest: bool = False):
         self.specs, self.players, self.team, self.seed = list(specs), players, team, seed
-        self.tables = make_tables(len(specs), players, team)
+        self.tables = make_tables(len(specs), players, team, one_vs_rest)
         mode = "rotations" if team else seating  # a team table only rotates by one seat
         self.slots = [Slot(t, s) for t, table in enumerate(self.tables) for s in seatings_of(table, mode)]
         self.seatings_per_table = max(len(seatings_of(t, mode)) for t in self.tables)

@@ -97,6 +97,9 @@ class SelfPlayConfig:
     ladder_games: int = 200  # ladder games per pair (0 = no ladder)
     ladder_previous: int = 2  # earlier generations each new one plays on the ladder
     ladder_anchors: list = field(default_factory=lambda: ["greedy", "ismcts:time=0.01"])
+    # games of a best response (br, 1000 iterations a move) against each generation's raw policy: its
+    # approximate exploitability in exploitability.json (evaluation.exploit); 0 = not measured
+    ladder_exploit_games: int = 0
 
 
 @dataclass
@@ -168,7 +171,8 @@ class TrainConfig:
         sp = self.selfplay
         for key in ("warm_start_games", "games_per_generation", "train_steps", "window"):
             _check(getattr(sp, key) >= 1, f"selfplay.{key}", "must be >= 1")
-        for key in ("evaluator_steps", "evaluator_window", "workers", "ladder_games", "ladder_previous"):
+        for key in ("evaluator_steps", "evaluator_window", "workers", "ladder_games", "ladder_previous",
+                    "ladder_exploit_games"):
             _check(getattr(sp, key) >= 0, f"selfplay.{key}", "must be >= 0")
         _check(sp.target_power > 0, "selfplay.target_power", "must be > 0")
         self._check_executor()

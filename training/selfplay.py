@@ -141,7 +141,15 @@ class SelfPlayTrainer(AlphaZeroTrainer):
                         executor=self.sc.executor, ray_address=self.sc.ray_address)
         table = ladder.add_generation(generation, self.search_spec(generation, self.sc.play), wall_seconds)
         row = next(r for r in table["generations"] if r["generation"] == generation)
-        return {"ladder_elo": row["elo"], "ladder_elo_lo": row["elo_ci95"][0], "ladder_elo_hi": row["elo_ci95"][1]}
+        metrics = {"ladder_elo": row["elo"], "ladder_elo_lo": row["elo_ci95"][0], "ladder_elo_hi": row["elo_ci95"][1]}
+        if self.sc.ladder_exploit_games:
+            from evaluation.exploit import exploit_generations
+
+            result = exploit_generations(self.run_path, [generation], self.sc.ladder_exploit_games,
+                                         workers=self.sc.workers, progress=False)
+            mine = next(r for r in result["generations"] if r["generation"] == generation)
+            metrics["exploitability"] = mine["mean_reward"]
+        return metrics
 
     # --- checkpoints ------------------------------------------------------------------------
     def state_dict(self) -> dict:

@@ -1,0 +1,244 @@
+"""``br``: an approximate best response to a fixed agent, by ISMCTS-BR.
+
+The best response (BR) plays one seat (or, in the team variant, one team) against a
+fixed *target* agent in every other seat, and knows the target's policy. Its score
+against the target is a lower bound on the target's exploitability in the game's reward
+units: the *approximate exploitability* of Timbers et al., "Approximate Exploitability:
+Learning a Best Response" (IJCAI 2022). `python evaluate.py exploit` measures it.
+
+How it searches (`agents.br_kernels` holds the kernels and the details):
+
+* **Worlds weighted by the target's reach.** The BR keeps `particles` guesses of the
+  target seats' hands, updated after every move of the game (`observe_action`, called by
+  the game loop): a target move multiplies each guess's weight by the probability that the
+  target makes that move with that hand (a greedy target: 1 or 0; a random one: 1 / its
+  legal moves), draws are dealt from what each guess leaves unseen, and the guesses are
+  resampled when their weights degenerate (effective sample size below half). If every
+  guess dies (a model that is not exactly the target's), the belief restarts from plain
+  determinizations of the current position and `belief_resets` counts it.
+* **The target's moves in the search are the target's.** In each simulation's world the
+  target seats play the target's move for their hand there (in the tree and in the
+  rollout), and the BR's own seats search with UCB (the ISMCTS of `agents.search`).
+
+Which targets are modelled exactly: ``random`` and ``greedy`` (moves and reach), and
+``policy`` (the epsilon-greedy rollout agent: its moves are sampled from its policy, its
+reach is not weighted). Any other target (search agents, networks) is *not modelled*: the
+BR falls back to plain ISMCTS worlds and searches the target's turns as its own
+opponents' (a looser bound, documented in the exploitability table).
+
+A nested spec goes in square brackets: ``br:target=[policy:epsilon=0.2,safe=false],iterations=1000``
+(`agents.base.parse_spec`). Parameters: ``target`` (required), ``particles`` (default 512,
+0 = no belief: plain determinization), and every parameter of ``ismcts`` (iterations,
+time, c, depth, ...).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine import rules
+
+from . import br_kernels as bk
+from .base import Agent, check_spec, make, non_negative_int, register
+from .search import MCTSAgent, _show_search_parameters
+
+DEFAULT_PARTICLES = 512
+
+
+def target_spec(name: str, value) -> str:
+    """The checked `target` parameter: a complete agent spec (checked by `check_spec`)."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{name} must be an agent spec, e.g. target=greedy or target=[ismcts:iterations=200], "
+                         f"got {value!r}")
+    try:
+        check_spec(value)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from exc
+    return value.strip()
+
+
+def target_model(target: Agent, seats: int, num_players: int, team: bool) -> bk.TargetModel:
+    """The numba model of a built target agent for this game (`br_kernels.MODEL_*`): its
+    seats (bitmask) and its policy, or MODEL_NONE when its policy is not modelled."""
+    from .greedy import GreedyAgent, RolloutPolicyAgent
+    from .simple import RandomAgent
+
+    kind = type(target)
+    if kind is GreedyAgent:
+        return bk.new_model(bk.MODEL_GREEDY, seats)
+    if kind is RandomAgent:
+        return bk.new_model(bk.MODEL_RANDOM, seats)
+    if kind is RolloutPolicyAgent:
+        return bk.new_model(bk.MODEL_POLICY, seats, target.epsilon_threshold, target.safe)
+    network = _raw_network(target, num_players, team)
+    if network is not None:
+        from .features import FOLLOW_UP
+
+        net, temperature = network
+        exposure = net.exposure_kind if net.needs_exposure else None
+        return bk.new_model(bk.MODEL_NETWORK, seats, net=net.packed_placement(), exposure=exposure,
+                            temperature=temperature, follow_up=FOLLOW_UP if exposure == "outlook" else 0.0)
+    return bk.new_model(bk.MODEL_NONE, seats)
+
+
+def _raw_network(target: Agent, num_players: int, team: bool):
+    """(the network, its temperature) of a raw-policy target (`checkpoint:`, `selfplay-policy`), else None."""
+    from .neural import NetAgent
+    from .selfplay import SelfPlayPolicyAgent
+
+    if isinstance(target, SelfPlayPolicyAgent):
+        target.reset(0, num_players, team)  # builds the shipped network of this player count
+        target = target.current
+    if isinstance(target, NetAgent) and not target.policy.net.config.num_actions > rules.NUM_ACTIONS:
+        return target.policy.net, target.temperature
+    return None
+
+
+@register("br")
+class BestResponseAgent(MCTSAgent):
+    """ISMCTS-BR against a fixed target (see the module doc)."""
+
+    observes_actions = True  # the game loop calls observe_action for every move
+    parameter_rules = {**MCTSAgent.parameter_rules, "target": target_spec}
+
+    def __init__(self, target: str, particles: int = DEFAULT_PARTICLES, **kwargs) -> None:
+        super().__init__(**kwargs)
+        if self.halving:
+            raise ValueError("halving is not a parameter of br")
+        self.target = target_spec("target", target)
+        self.particles = non_negative_int("particles", particles)
+        self._target = make(self.target)
+        self._models: dict[tuple[int, int, bool], bk.TargetModel] = {}
+        self._use_model(0, 2, False)
+        self._scratch = np.zeros(128, dtype=np.int64)
+        self._belief_rng = np.uint64(0)
+        self.belief_resets = 0  # the belief restarted from plain worlds (all guesses died)
+        self._seat = 0
+        self._started = False  # the belief was built this game
+        self._informed = False  # observe_action was called since the last act
+        self._acted = False
+        self._own_hand = None  # this seat's hand before its own last move, and that move
+        self._own_action = None
+
+    # --- the game ---------------------------------------------------------------------------
+    def _use_model(self, seat: int, num_players: int, team: bool) -> None:
+        """The target's model for this seat and game (built once per seat and game kind)."""
+        key = (seat, num_players, team)
+        br_seats = {seat, rules.partner(seat)} if team else {seat}
+        if key not in self._models:
+            seats = sum(1 << s for s in range(num_players) if s not in br_seats)
+            self._models[key] = target_model(self._target, seats, num_players, team)
+        self._model = self._models[key]
+        kind = int(self._model.config[bk.CONFIG_KIND])
+        self.model_kind = kind
+        # reach weighting needs the target's probabilities: known for random, greedy, networks
+        self._weighted = kind in (bk.MODEL_RANDOM, bk.MODEL_GREEDY, bk.MODEL_NETWORK) and self.particles > 0
+        size = self.particles if kind != bk.MODEL_NONE else 0
+        if getattr(self, "_hands", None) is None or self._hands.shape[0] != size:
+            self._hands = np.zeros((size, 4, 11), dtype=np.int64)
+            self._weights = np.ones(size, dtype=np.float64)
+
+    def reset(self, seat: int, num_players: int, team: bool = False) -> None:
+        self._seat = seat
+        self._use_model(seat, num_players, team)
+        self._started = self._informed = self._acted = False
+        self._own_hand = self._own_action = None
+        self._belief_rng = np.uint64(self.rng.integers(0, 2**63))
+
+    def observe_action(self, view, seat: int, action: int) -> None:
+        """`seat` is about to play `action` in the game `view` shows (this agent's view,
+        before the move). Updates the belief; show actions are never passed here."""
+        if not self._hands.shape[0]:
+            return
+        self._informed = True
+        self._sync(view)
+        if seat == self._seat:
+            self._own_hand = view.hand.copy()
+            self._own_action = int(action)
+        elif (int(self._model.config[bk.CONFIG_SEATS]) >> seat) & 1:
+            self._target_move(view, int(action))
+            if not self._weights.sum() > 0:  # every guess died: fresh guesses that fit this move
+                self.belief_resets += 1
+                self._restart(view)
+                self._target_move(view, int(action))
+                if not self._weights.sum() > 0:  # none fits it: plain worlds from the next position on
+                    self._started = False
+                    return
+            self._normalize(view)
+
+    def _target_move(self, view, action: int) -> None:
+        grid, info = view.public_arrays()
+        self._belief_rng = np.uint64(bk.belief_target_move(grid, info, self._seat, self._hands, self._weights,
+                                                           action, self._model, self._belief_rng))
+
+    def _sync(self, view) -> None:
+        """Bring the belief up to `view`: build it at the game's start, weigh this seat's
+        own draws since its last move, deal the target seats' draws."""
+        grid, info = view.public_arrays()
+        seats = int(self._model.config[bk.CONFIG_SEATS])
+        if not self._started:
+            self._started = True
+            self._restart(view)
+            return
+        if self._own_hand is not None:
+            before = self._own_hand.copy()
+            if self._own_action < rules.PASS_ACTION:
+                before[rules.decode_action(self._own_action)[1] - 1] -= 1
+            gained = view.hand - before
+            drawn = np.repeat(np.arange(1, 11), np.maximum(gained, 0)).astype(np.int64)
+            self._own_hand = self._own_action = None
+            if len(drawn) and self._weighted:
+                bk.belief_observer_draws(grid, info, self._seat, seats, self._hands, self._weights, drawn,
+                                         self._scratch)
+                self._normalize(view)
+        self._belief_rng = np.uint64(bk.belief_target_draws(grid, info, self._seat, seats, self._hands,
+                                                            self._weights, self._belief_rng, self._scratch))
+        self._normalize(view)
+
+    def _restart(self, view) -> None:
+        grid, info = view.public_arrays()
+        self._belief_rng = np.uint64(bk.belief_reset(
+            grid, info, self._seat, int(self._model.config[bk.CONFIG_SEATS]), self._hands, self._weights,
+            self._belief_rng, self._model.world_grid, self._model.world_info, self._scratch))
+
+    def _normalize(self, view) -> None:
+        """Resample when the weights degenerate; restart when every guess died."""
+        w = self._weights
+        total = w.sum()
+        if not total > 0:
+            self.belief_resets += 1
+            self._restart(view)
+            return
+        ess = total * total / float((w * w).sum())
+        if ess < 0.5 * len(w):
+            self._resample()
+
+    def _resample(self) -> None:
+        """Systematic resampling: every particle weight 1 after."""
+        w = self._weights
+        n = len(w)
+        cdf = np.cumsum(w / w.sum())
+        u = (self.rng.random() + np.arange(n)) / n
+        index = np.minimum(np.searchsorted(cdf, u, side="right"), n - 1)
+        self._hands[:] = self._hands[index]
+        w[:] = 1.0
+
+    # --- the search -------------------------------------------------------------------------
+    def _search(self, view):
+        if self._hands.shape[0]:
+            if self._acted and not self._informed or (not self._started and view.turn > 0):
+                # the game loop does not report moves (not `play_game`): no reach weighting
+                self._started = False
+            self._sync(view)
+            if not np.all(self._weights == self._weights[0]):
+                self._resample()
+        self._acted, self._informed = True, False
+        grid, info = view.public_arrays()
+        return self._single_tree(grid, info, view.seat, view.seat)
+
+    def _call(self, grid, info, observer, iterations, rng):
+        return bk.search_br(grid, info, observer, iterations, self._params, np.uint64(rng), self._tree, self._work,
+                            self._model, self._hands)
+
+
+_show_search_parameters(BestResponseAgent)

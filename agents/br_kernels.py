@@ -1,0 +1,411 @@
+"""Numba kernels of the best-response search (`agents.best_response`): the target's
+policy, the belief about the target's hands, and ISMCTS-BR on the one search core.
+
+*The target model.* A fixed agent whose policy runs in numba (`MODEL_*`): its move for
+the seat to move of a world (`target_action`) and the probability that it makes a given
+move there (`target_probability`, where that is known). The model reads only the board
+and the mover's own hand, as the agents it models do.
+
+*The belief.* The best response (BR) keeps P particles: each is one guess of every target
+seat's hand (counts per value), weighted by the target's reach, the product of the
+probabilities of the moves the target made in it (Timbers et al., "Approximate
+Exploitability", 2022). The rest of the hidden tiles (the bag, the removed tiles, a
+partner's hand the BR seat cannot see) stays exchangeable, so it is dealt afresh in every
+world (`engine.determinize.deal_around_hands`). The filter, event by event (a sequential
+importance resampling filter; the caller resamples):
+
+* a target seat moves: the particle's weight is multiplied by the model's probability of
+  that move for that hand (0 for a greedy target that would have moved otherwise, 1 or 0
+  for a pass), and the placed tile leaves the hand;
+* a target seat drew: the tiles are drawn uniformly from what the particle leaves unseen
+  (drawing them late, from today's pool, has the same law: the pool is exchangeable);
+* the BR seat drew value x: the weight is multiplied by how many tiles x the particle left
+  in the pool (the chance of that draw in it, up to a factor common to all particles).
+
+*The search* (`search_br`): every simulation picks a particle uniformly (the caller
+resampled), deals a world around it, and descends the tree: at a target seat's turn the
+model's move is followed (a chance node, `search_kernels.child_with_action`), at the BR's
+turns the search's selection (UCB); the rollout plays the model for the target seats and
+the search's rollout policy for the others (a network target's rollout moves are the
+greedy agent's: a network call per rollout move would cost far more than the simulation). With no particles (a target whose policy is
+not modelled), worlds are plain determinizations (`engine.determinize.deal_unseen`) and
+the target's turns are searched like the BR's: ISMCTS.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from engine import access, layout, rules
+from engine.determinize import deal_around_hands, deal_unseen, unseen_counts_into, unseen_tiles
+from engine.kernels import (apply_action, count_placements, is_legal, kernel, legal_placements, random_placement,
+                            rng_below, rng_next)
+from env.observation import OBS_SIZE, encode_into
+
+from .net_kernels import new_scratch, placement_logits
+from .policy_kernels import (expected_exposure_after_placements, exposure_after_placements, greedy_action,
+                             policy_placement)
+from .search_kernels import (ACTION, ROOT, VISITS, backup, child_with_action, select_step, simulation_rewards)
+from .search_parts import (LEAF_ROLLOUT, P_DEPTH, P_EPSILON, P_EXPAND_AFTER, P_LEAF, P_MARGIN, P_SAFE, P_SELECTION,
+                           SCRATCH_COUNTS, SCRATCH_TILES, SELECT_UCB)
+
+# the kinds of target model
+MODEL_NONE = 0  # not modelled: the target's turns are searched (plain ISMCTS)
+MODEL_RANDOM = 1  # uniformly random over the legal placements (pass when none)
+MODEL_GREEDY = 2  # the greedy agent (`policy_kernels.greedy_action`), deterministic
+MODEL_POLICY = 3  # the rollout policy agent (epsilon-greedy): moves modelled, reach unknown
+MODEL_NETWORK = 4  # a network's raw policy (`agents.net_kernels`): argmax, or sampled at a temperature
+# the model's int64 config record
+CONFIG_KIND, CONFIG_SEATS, CONFIG_EPSILON, CONFIG_SAFE, CONFIG_EXPOSURE = range(5)
+CONFIG_LEN = 5
+EXPOSURE_KINDS = {None: 0, "worst": 1, "expected": 2, "outlook": 3}  # the network's exposure features
+# the model's float64 record
+REAL_TEMPERATURE, REAL_FOLLOW_UP = range(2)
+_PASS = rules.PASS_ACTION
+_MAX_VALUE = rules.MAX_VALUE
+
+
+class TargetModel(NamedTuple):
+    """The target's policy in numba and its scratch arrays.
+
+    config   int64 (CONFIG_LEN,)  kind, seats bitmask, epsilon threshold, safe, exposure kind
+    reals    float64 (2,)         the network's temperature, the outlook's follow-up weight
+    world_*                       a world (the belief's scratch); copy_*: the greedy kernel's copy
+    scratch  int64 (128,)         the greedy kernel's scratch
+    actions, keys int64 (490,)    the greedy kernel's output, a legal list
+    net, maps, columns float32    a packed network and its scratch (`agents.net_kernels`;
+                                  empty without a network)
+    obs, exposure, logits float32 the network's input and output
+    cell_points int64 (80, 11)    the expected exposure's scratch
+    """
+
+    config: np.ndarray
+    reals: np.ndarray
+    world_grid: np.ndarray
+    world_info: np.ndarray
+    copy_grid: np.ndarray
+    copy_info: np.ndarray
+    scratch: np.ndarray
+    actions: np.ndarray
+    keys: np.ndarray
+    net: np.ndarray
+    maps: np.ndarray
+    columns: np.ndarray
+    obs: np.ndarray
+    exposure: np.ndarray
+    logits: np.ndarray
+    cell_points: np.ndarray
+
+
+def new_model(kind: int, seats: int, epsilon: int = 0, safe: bool = True, net: np.ndarray | None = None,
+              exposure: str | None = None, temperature: float = 0.0, follow_up: float = 0.0) -> TargetModel:
+    """A target model; `net`: a packed network (`PolicyValueNet.packed_placement`) for MODEL_NETWORK."""
+    world_grid, world_info = access.new_arrays()
+    copy_grid, copy_info = access.new_arrays()
+    config = np.array([kind, seats, epsilon, int(safe), EXPOSURE_KINDS[exposure]], dtype=np.int64)
+    if net is None:
+        net = np.zeros(0, dtype=np.float32)
+        maps, columns = np.zeros((0, 0), dtype=np.float32), np.zeros((0, 0), dtype=np.float32)
+    else:
+        maps, columns = new_scratch(net)
+    placements = rules.NUM_PLACEMENT_ACTIONS
+    return TargetModel(config, np.array([temperature, follow_up], dtype=np.float64), world_grid, world_info,
+                       copy_grid, copy_info, np.zeros(128, dtype=np.int64), np.zeros(placements, dtype=np.int64),
+                       np.zeros(placements, dtype=np.int64), net, maps, columns, np.zeros(OBS_SIZE, dtype=np.float32),
+                       np.zeros(placements, dtype=np.float32), np.zeros(placements, dtype=np.float32),
+                       np.zeros((layout.GRID_CELLS, _MAX_VALUE + 1), dtype=np.int64))
+
+
+@njit(inline="always", cache=True)
+def is_target(model, seat):
+    return model.config[CONFIG_KIND] != MODEL_NONE and (model.config[CONFIG_SEATS] >> seat) & 1 == 1
+
+
+@kernel
+def _network_policy(model, grid, info):
+    """Run the network for the mover: its legal placements listed in model.actions, their
+    logits in model.logits. Returns (how many legal placements, the index of the best)."""
+    seat = access.current_seat(info)
+    encode_into(grid, info, seat, model.obs)
+    exposure = model.config[CONFIG_EXPOSURE]
+    if exposure == 1:
+        exposure_after_placements(grid, info, model.copy_grid, model.copy_info, model.scratch, model.actions,
+                                  model.keys, model.exposure)
+    elif exposure > 1:
+        expected_exposure_after_placements(grid, info, model.copy_grid, model.copy_info, model.scratch,
+                                           model.actions, model.cell_points, model.reals[REAL_FOLLOW_UP],
+                                           model.exposure)
+    placement_logits(model.obs, model.exposure, model.net, model.maps, model.columns, model.logits)
+    n = legal_placements(grid, info, model.actions)
+    best = 0
+    for i in range(1, n):
+        if model.logits[model.actions[i]] > model.logits[model.actions[best]]:
+            best = i
+    return n, best
+
+
+@njit(inline="always", cache=True)
+def _softmax_weight(model, best, i):
+    """exp((logit_i - logit_best) / temperature) of legal placement i (model.actions)."""
+    t = model.reals[REAL_TEMPERATURE]
+    return np.exp((model.logits[model.actions[i]] - model.logits[model.actions[best]]) / t)
+
+
+@kernel
+def target_action(model, grid, info, rng):
+    """The modelled target's move for the seat to move of (grid, info). Returns (rng, action)."""
+    kind = model.config[CONFIG_KIND]
+    if kind == MODEL_NETWORK:
+        n, best = _network_policy(model, grid, info)
+        if n == 0:
+            return rng, _PASS
+        if model.reals[REAL_TEMPERATURE] <= 0.0:
+            return rng, model.actions[best]
+        total = 0.0
+        for i in range(n):
+            total += _softmax_weight(model, best, i)
+        rng, bits = rng_next(rng)
+        u = np.float64(bits >> np.uint64(11)) * (1.0 / 2.0**53) * total
+        for i in range(n):
+            u -= _softmax_weight(model, best, i)
+            if u < 0.0:
+                return rng, model.actions[i]
+        return rng, model.actions[n - 1]
+    if kind == MODEL_GREEDY:
+        return rng, greedy_action(grid, info, model.copy_grid, model.copy_info, model.scratch, model.actions,
+                                  model.keys)
+    if kind == MODEL_RANDOM:
+        rng, p, v = random_placement(grid, info, rng)
+    else:
+        rng, p, v = policy_placement(grid, info, rng, model.config[CONFIG_EPSILON], model.config[CONFIG_SAFE] != 0)
+    if p < 0:
+        return rng, _PASS
+    return rng, access.placement_action(p, v)
+
+
+@kernel
+def target_probability(model, grid, info, action):
+    """The probability that the modelled target plays `action` for the seat to move of
+    (grid, info); -1.0 when the model cannot say (MODEL_POLICY, MODEL_NONE)."""
+    kind = model.config[CONFIG_KIND]
+    if kind == MODEL_NETWORK:
+        n, best = _network_policy(model, grid, info)
+        if n == 0:
+            return 1.0 if action == _PASS else 0.0
+        if model.reals[REAL_TEMPERATURE] <= 0.0:
+            return 1.0 if model.actions[best] == action else 0.0
+        total = 0.0
+        chosen = 0.0
+        for i in range(n):
+            w = _softmax_weight(model, best, i)
+            total += w
+            if model.actions[i] == action:
+                chosen = w
+        return chosen / total
+    if kind == MODEL_GREEDY:
+        chosen = greedy_action(grid, info, model.copy_grid, model.copy_info, model.scratch, model.actions,
+                               model.keys)
+        return 1.0 if chosen == action else 0.0
+    if kind == MODEL_RANDOM:
+        n = count_placements(info)
+        if action == _PASS:
+            return 1.0 if n == 0 else 0.0
+        if action > _PASS or not is_legal(grid, info, action):
+            return 0.0
+        return 1.0 / n
+    return -1.0
+
+
+# --- the belief -------------------------------------------------------------------------------
+@kernel
+def belief_reset(grid, info, observer, seats, hands, weights, rng, world_grid, world_info, scratch):
+    """Fill every particle with the target seats' hands of a plain determinization of
+    `observer`'s information (pass facts honoured), weights 1. Returns the rng."""
+    tiles = scratch[SCRATCH_TILES:SCRATCH_TILES + rules.NUM_TILES]
+    n = unseen_tiles(grid, info, observer, scratch[SCRATCH_COUNTS:SCRATCH_COUNTS + 11], tiles)
+    for i in range(hands.shape[0]):
+        rng = deal_unseen(grid, info, observer, tiles, n, rng, world_grid, world_info)
+        for s in range(4):
+            for v in range(11):
+                hands[i, s, v] = access.hand_count(world_info, s, v) if (seats >> s) & 1 and v > 0 else 0
+        weights[i] = 1.0
+    return rng
+
+
+@njit(inline="always", cache=True)
+def _pool(grid, info, observer, seats, hand, counts):
+    """counts[v]: the tiles of value v that `observer` has not seen and the particle
+    `hand` does not place in a target hand; returns their total, -1 if the particle
+    holds more than there are."""
+    unseen_counts_into(grid, info, observer, counts)
+    total = 0
+    for v in range(1, 11):
+        for s in range(4):
+            if (seats >> s) & 1:
+                counts[v] -= hand[s, v]
+        if counts[v] < 0:
+            return -1
+        total += counts[v]
+    return total
+
+
+@kernel
+def belief_target_draws(grid, info, observer, seats, hands, weights, rng, scratch):
+    """Target seats whose particle hand is smaller than their public hand size drew:
+    deal them the missing tiles uniformly from the particle's pool. A particle that
+    cannot (it holds more than the public sizes, or the pool is short) gets weight 0."""
+    counts = scratch[SCRATCH_COUNTS:SCRATCH_COUNTS + 11]
+    for i in range(hands.shape[0]):
+        if weights[i] == 0.0:
+            continue
+        total = _pool(grid, info, observer, seats, hands[i], counts)
+        if total < 0:
+            weights[i] = 0.0
+            continue
+        for s in range(4):
+            if (seats >> s) & 1 == 0:
+                continue
+            held = 0
+            for v in range(1, 11):
+                held += hands[i, s, v]
+            missing = access.hand_size(info, s) - held
+            if missing < 0 or missing > total:
+                weights[i] = 0.0
+                break
+            for _ in range(missing):
+                rng, r = rng_below(rng, total)
+                v = 1
+                while r >= counts[v]:
+                    r -= counts[v]
+                    v += 1
+                hands[i, s, v] += 1
+                counts[v] -= 1
+                total -= 1
+    return rng
+
+
+@kernel
+def belief_observer_draws(grid, info, observer, seats, hands, weights, drawn, scratch):
+    """The observer drew the tiles `drawn` (values, in order; they are already seen in
+    (grid, info)): multiply each particle's weight by the chance of those draws from its
+    pool, up to a factor common to every particle."""
+    counts = scratch[SCRATCH_COUNTS:SCRATCH_COUNTS + 11]
+    for i in range(hands.shape[0]):
+        if weights[i] == 0.0:
+            continue
+        if _pool(grid, info, observer, seats, hands[i], counts) < 0:
+            weights[i] = 0.0
+            continue
+        for k in range(drawn.shape[0]):  # the pool before the draws held them too
+            counts[drawn[k]] += 1
+        for k in range(drawn.shape[0]):
+            weights[i] *= counts[drawn[k]]
+            counts[drawn[k]] -= 1
+
+
+@kernel
+def belief_target_move(grid, info, observer, hands, weights, action, model, rng):
+    """The target seat to move in (grid, info) plays `action`: weigh every particle by the
+    model's probability of it in a world dealt around the particle, and take the placed
+    tile out of the particle's hand. Returns the rng."""
+    seats = model.config[CONFIG_SEATS]
+    mover = access.current_seat(info)
+    scratch = model.scratch
+    for i in range(hands.shape[0]):
+        if weights[i] == 0.0:
+            continue
+        rng, ok = deal_around_hands(grid, info, observer, hands[i], seats, rng, model.world_grid, model.world_info,
+                                    scratch)
+        if not ok:
+            weights[i] = 0.0
+            continue
+        p = target_probability(model, model.world_grid, model.world_info, action)
+        if p >= 0.0:
+            weights[i] *= p
+        if action < _PASS:
+            v = action % _MAX_VALUE + 1
+            if hands[i, mover, v] == 0:
+                weights[i] = 0.0
+            else:
+                hands[i, mover, v] -= 1
+    return rng
+
+
+# --- the search -------------------------------------------------------------------------------
+@kernel
+def _descend_br(tree, work, params, model, rng):
+    """`search_kernels.descend` with the target's turns played by its model."""
+    nodes = tree.nodes
+    expand_after = np.int64(params[P_EXPAND_AFTER])
+    ucb = params[P_SELECTION] == SELECT_UCB
+    node = ROOT
+    while not access.is_over(work.info):
+        if node != ROOT and nodes[node, VISITS] < expand_after:
+            break
+        if is_target(model, access.current_seat(work.info)):
+            rng, a = target_action(model, work.grid, work.info, rng)
+            nxt, stop = child_with_action(tree, node, a)
+        else:
+            rng, nxt, stop = select_step(tree, work, params, node, rng, ucb)
+        if nxt != node:
+            apply_action(work.grid, work.info, nodes[nxt, ACTION])
+        node = nxt
+        if stop:
+            break
+    return rng, node
+
+
+@kernel
+def _rollout_br(work, params, model, rng):
+    """Play the target's model for its seats and the epsilon-greedy rollout policy for
+    the others, to the end or for P_DEPTH placements (LEAF_ROLLOUT: to the end); score
+    the position reached into work.reward. Returns the rng."""
+    grid, info = work.grid, work.info
+    depth = np.int64(0) if params[P_LEAF] == LEAF_ROLLOUT else np.int64(params[P_DEPTH])
+    epsilon = np.int64(params[P_EPSILON])
+    safe = params[P_SAFE] != 0.0
+    placements = 0
+    network = model.config[CONFIG_KIND] == MODEL_NETWORK
+    while not access.is_over(info) and (depth == 0 or placements < depth):
+        if is_target(model, access.current_seat(info)):
+            if network:  # a network call per rollout move would cost ~50x a simulation: greedy stands in
+                a = greedy_action(grid, info, model.copy_grid, model.copy_info, model.scratch, model.actions,
+                                  model.keys)
+            else:
+                rng, a = target_action(model, grid, info, rng)
+        else:
+            rng, p, v = policy_placement(grid, info, rng, epsilon, safe)
+            a = _PASS if p < 0 else access.placement_action(p, v)
+        apply_action(grid, info, a)
+        if a < _PASS:
+            placements += 1
+    simulation_rewards(info, work.reward, params[P_MARGIN])
+    return rng
+
+
+@kernel
+def search_br(root_grid, root_info, observer, iterations, params, rng, tree, work, model, hands):
+    """Run `iterations` ISMCTS-BR simulations for `observer` (see the module doc): each
+    from a world dealt around a particle of `hands` (P, 4, 11) picked uniformly, or with
+    P = 0 a plain determinization. Returns the rng."""
+    num_players = access.num_players(root_info)
+    tiles = work.scratch[SCRATCH_TILES:SCRATCH_TILES + rules.NUM_TILES]
+    num_unseen = unseen_tiles(root_grid, root_info, observer, work.scratch[SCRATCH_COUNTS:SCRATCH_COUNTS + 11],
+                              tiles)
+    particles = hands.shape[0]
+    seats = model.config[CONFIG_SEATS]
+    for _ in range(iterations):
+        ok = False
+        if particles > 0:
+            rng, i = rng_below(rng, particles)
+            rng, ok = deal_around_hands(root_grid, root_info, observer, hands[i], seats, rng, work.grid, work.info,
+                                        model.scratch)
+        if not ok:
+            rng = deal_unseen(root_grid, root_info, observer, tiles, num_unseen, rng, work.grid, work.info)
+        rng, node = _descend_br(tree, work, params, model, rng)
+        rng = _rollout_br(work, params, model, rng)
+        backup(tree, node, work.reward, num_players)
+    return rng

@@ -1,0 +1,233 @@
+"""The best-response search (`br`, agents.best_response) and `evaluate.py exploit`.
+
+The exactness test: endgames small enough to solve (empty bag, at most two tiles a hand),
+2 players, the target `greedy` (deterministic) moves first; the exact best response over
+every world consistent with the response's view *and* with greedy's move is computed
+here by enumeration, and `br` with a generous budget must play a move of the same exact
+value in at least 95% of 200 positions.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+
+import agents
+from agents.base import parse_spec
+from agents.play import play_game
+from engine import GameState, random_deal, rules
+from engine.view import PlayerView
+
+BR, TARGET = 0, 1
+
+
+# --- specs ------------------------------------------------------------------------------------
+def test_nested_target_spec_in_brackets():
+    name, positional, kwargs = parse_spec("br:target=[ismcts:iterations=200,c=0.4],iterations=50")
+    assert (name, positional) == ("br", [])
+    assert kwargs == {"target": "ismcts:iterations=200,c=0.4", "iterations": 50}
+    agent = agents.make("br:target=[policy:epsilon=0.2,safe=false],iterations=50", seed=0)
+    assert agent.target == "policy:epsilon=0.2,safe=false"
+
+
+@pytest.mark.parametrize("spec, words", [
+    ("br:target=[greedy,iterations=50", "never closed"),
+    ("br:target=greedy],iterations=50", "closes no"),
+    ("br:target=gre[edy],iterations=5", "brackets must enclose"),
+    ("br:target=[nosuchagent],iterations=5", "unknown agent"),
+    ("br:target=[ismcts:iterations=0]", "positive integer"),
+    ("br:iterations=5", "target"),
+    ("br:target=greedy,particles=-1", "non-negative"),
+])
+def test_bad_br_specs_are_refused_clearly(spec, words):
+    with pytest.raises(ValueError, match=words):
+        agents.make(spec)
+
+
+# --- the contract -----------------------------------------------------------------------------
+def test_br_plays_legal_games_reproducibly_in_every_variant():
+    for players, team in ((2, False), (3, False), (4, False), (4, True)):
+        seats = [agents.make("br:target=greedy,iterations=30", seed=1)] + \
+            [agents.make("greedy") for _ in range(players - 1)]
+        if team:
+            seats[2] = agents.make("br:target=greedy,iterations=30", seed=2)
+        first = play_game(seats, random_deal(5), players, team, seeds=list(range(players)))
+        again = play_game(seats, random_deal(5), players, team, seeds=list(range(players)))
+        assert first.forfeit is None, first.error
+        assert first.actions == again.actions
+
+
+def test_br_against_a_random_target_and_an_unmodelled_one():
+    for target in ("random", "[ismcts:iterations=20]"):
+        record = play_game([agents.make(f"br:target={target},iterations=40", seed=3),
+                            agents.make(target.strip("[]"), seed=4)], random_deal(9))
+        assert record.forfeit is None, record.error
+
+
+def test_br_uses_no_hidden_information():
+    """Two positions that differ only in the target's hidden hand: same move, same seed."""
+    board = {(3, 3): 5, (3, 4): 2, (2, 3): 9}
+    moves = []
+    for target_hand in ([1, 6, 8], [10, 10, 4]):
+        state = GameState.from_position(board, [[3, 7, 2], target_hand], bag=[1, 2, 3, 4, 5])
+        agent = agents.make("br:target=greedy,iterations=200", seed=11)
+        agent.reset(BR, 2)
+        moves.append(agent.act(None, PlayerView(state, BR)))
+    assert moves[0] == moves[1]
+
+
+def test_the_belief_follows_a_greedy_target():
+    """After each of greedy's moves, every surviving guess of its hand (with the placed
+    tile put back) makes greedy play the move it played."""
+    br = agents.make("br:target=greedy,iterations=20,particles=256", seed=5)
+    greedy = agents.make("greedy")
+    state = GameState.from_deal(random_deal(21), 2)
+    br.reset(BR, 2)
+    views = [PlayerView(state, 0), PlayerView(state, 1)]
+    checked = 0
+    while not state.is_over:
+        seat = state.current_player
+        action = br.act(None, views[0]) if seat == BR else greedy.act(None, views[1])
+        resets = br.belief_resets
+        br.observe_action(views[BR], seat, action)
+        if seat == TARGET and action < rules.PASS_ACTION and br.belief_resets == resets:
+            board = {divmod(c, 7): int(v) for c, v in enumerate(state.board.ravel()) if v}
+            mine = list(np.repeat(np.arange(1, 11), state.hands[BR]))
+            for hand in br._hands[br._weights > 0][:16]:
+                guess = list(np.repeat(np.arange(1, 11), hand[TARGET, 1:])) + [rules.decode_action(action)[1]]
+                probe = GameState.from_position(board, [mine, guess], current_player=TARGET)
+                assert greedy.act(None, PlayerView(probe, TARGET)) == action
+                checked += 1
+        state.step(action)
+    assert checked > 50
+
+
+# --- exactness ------------------------------------------------------------------------------
+def _endgame(seed: int) -> tuple[GameState, int] | None:
+    """A position of a greedy game with the bag empty, at most two tiles a hand and the
+    target to move, rebuilt from its public facts; and greedy's move there."""
+    state = GameState.from_deal(random_deal(seed), 2)
+    greedy = agents.make("greedy")
+    while not state.is_over:
+        hands = state.hand_sizes
+        if state.bag_size == 0 and max(hands) <= 2 and state.current_player == TARGET and min(hands) >= 1:
+            board = {divmod(c, 7): int(v) for c, v in enumerate(state.board.ravel()) if v}
+            position = GameState.from_position(
+                board, [list(np.repeat(np.arange(1, 11), state.hands[s])) for s in range(2)],
+                current_player=TARGET, scores=list(state.scores))
+            return position, greedy.act(None, PlayerView(position, TARGET))
+        state.step(greedy.act(None, PlayerView(state, state.current_player)))
+    return None
+
+
+def _worlds(position: GameState) -> list[tuple[float, GameState]]:
+    """Every target hand the response cannot rule out from its view, weighted by how many
+    arrangements of the unseen tiles give it (the rest are the removed tiles)."""
+    unseen = PlayerView(position, BR).unseen_counts()  # per value 1..10
+    size = int(position.hand_sizes[TARGET])
+    board = {divmod(c, 7): int(v) for c, v in enumerate(position.board.ravel()) if v}
+    mine = list(np.repeat(np.arange(1, 11), position.hands[BR]))
+    worlds = []
+    for hand in itertools.combinations_with_replacement(range(1, 11), size):
+        counts = np.bincount(hand, minlength=11)[1:]
+        if np.any(counts > unseen):
+            continue
+        weight = math.prod(math.comb(int(u), int(c)) for u, c in zip(unseen, counts))
+        worlds.append((float(weight), GameState.from_position(board, [mine, list(hand)], current_player=TARGET,
+                                                              scores=list(position.scores))))
+    return worlds
+
+
+def _value(worlds: list[tuple[float, GameState]], greedy) -> float:
+    """The exact best-response value (the response's expected reward) of an information
+    set given as its weighted worlds: max over the response's moves, expectation over the
+    worlds, greedy's moves grouped by what the response sees."""
+    total = sum(w for w, _ in worlds)
+    seen = {(s.is_over, s.current_player) for _, s in worlds}
+    if len(seen) > 1:  # whether the game goes on, and who moves, is public: split on it
+        parts = [[(w, s) for w, s in worlds if (s.is_over, s.current_player) == key] for key in seen]
+        return sum(sum(w for w, _ in part) / total * _value(part, greedy) for part in parts)
+    first = worlds[0][1]
+    if first.is_over:
+        return sum(w * s.rewards()[BR] for w, s in worlds) / total
+    if first.current_player == BR:
+        return max(_value(_after(worlds, a), greedy) for a in first.legal_actions())
+    groups: dict[int, list] = {}
+    for w, s in worlds:
+        groups.setdefault(greedy.act(None, PlayerView(s, TARGET)), []).append((w, s))
+    return sum(sum(w for w, _ in g) / total * _value(_after(g, a), greedy) for a, g in groups.items())
+
+
+def _after(worlds, action):
+    out = []
+    for w, s in worlds:
+        s = s.clone()
+        s.step(action)
+        out.append((w, s))
+    return out
+
+
+@pytest.mark.slow
+def test_br_finds_the_exact_best_response_in_small_endgames():
+    greedy = agents.make("greedy")
+    checked = agreed = 0
+    seed = 0
+    while checked < 200:
+        seed += 1
+        found = _endgame(seed)
+        if found is None:
+            continue
+        position, move = found
+        worlds = [(w, s) for w, s in _worlds(position) if greedy.act(None, PlayerView(s, TARGET)) == move]
+        assert worlds, "the real target hand is always consistent with its own move"
+        br = agents.make("br:target=greedy,iterations=3000,margin=0", seed=seed)
+        br.reset(BR, 2)
+        br.observe_action(PlayerView(position, BR), TARGET, move)
+        position.step(move)
+        worlds = [(w, s) for w, s in _after(worlds, move)
+                  if (s.is_over, s.current_player) == (position.is_over, position.current_player)]
+        if position.is_over or position.current_player != BR or len(position.legal_actions()) < 2:
+            continue
+        values = {a: _value(_after(worlds, a), greedy) for a in position.legal_actions()}
+        chosen = br.act(None, PlayerView(position, BR))
+        checked += 1
+        agreed += values[chosen] >= max(values.values()) - 1e-9
+    assert agreed >= 0.95 * checked, f"{agreed} of {checked}"
+
+
+# --- evaluate.py exploit ----------------------------------------------------------------------
+def test_exploit_command_writes_its_table(tmp_path):
+    import evaluate
+
+    out = tmp_path / "exploit"
+    code = evaluate.main(["exploit", "--target", "greedy", "--br", "iterations=30", "--baseline",
+                          "ismcts:iterations=30", "--games", "4", "--seed", "3", "--workers", "1", "--out", str(out),
+                          "--no-progress"])
+    assert code == 0
+    result = json.loads((out / "exploit.json").read_text())
+    assert result["br"]["games"] == 4 and result["baseline"]["games"] == 4
+    assert result["br"]["spec"] == "br:target=[greedy],iterations=30"
+    assert -1 <= result["br"]["mean_reward"] <= 1
+    assert result["br_minus_baseline"]["deals"] == 2
+    assert "lower bound" in (out / "exploit.md").read_text()
+
+
+def test_exploit_command_refuses_a_bad_target(tmp_path, capsys):
+    import evaluate
+
+    assert evaluate.main(["exploit", "--target", "nosuch", "--games", "2", "--out", str(tmp_path)]) == 2
+    assert "unknown agent" in capsys.readouterr().err
+
+
+def test_exploit_plays_one_seat_against_the_rest_at_four_players(tmp_path):
+    import evaluate
+
+    out = tmp_path / "x4"
+    assert evaluate.main(["exploit", "--target", "greedy", "--players", "4", "--br", "iterations=20", "--games", "4",
+                          "--workers", "1", "--out", str(out), "--no-progress"]) == 0
+    rows = [json.loads(line) for line in (out / "br" / "games.jsonl").read_text().splitlines()]
+    assert all(sum(label.startswith("br:") for label in r["labels"]) == 1 for r in rows)
