@@ -51,7 +51,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 try:
     from ray.exceptions import AuthenticationError
-except ImportError:  # a Ray without token authentication (before 2.5x)
+except ImportError:  # an older Ray, without token authentication
     class AuthenticationError(Exception):
         """Never raised: this Ray has no token authentication."""
 
@@ -112,19 +112,19 @@ def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
 
 def check_authentication(address: str, timeout: float = AUTH_PROBE_TIMEOUT) -> None:
     """Raise ValueError, in one line with the fix, when the cluster at `address` refuses
-    this process for its authentication token (Ray's token authentication, on by default
-    since Ray 2.5x once a node has a token). ``ray.init`` retries such a refusal for about
-    20 s and then says only that it cannot connect; one call to the cluster's GCS, the
-    client ``ray.init`` itself opens first, gets the refusal at once. Any other outcome,
-    or no answer within `timeout` seconds, is left to ``ray.init``, as is a Ray without
-    token authentication (its private classes then do not import)."""
+    this process for its authentication token (Ray's token authentication, see
+    docs/ray.md). ``ray.init`` retries such a refusal for about 20 s and then says only
+    that it cannot connect; one call to the cluster's GCS, with the client ``ray.init``
+    itself opens first, gets the refusal at once. Any other outcome, or no answer within
+    `timeout` seconds, is left to ``ray.init``, as is a Ray without token authentication
+    (the private classes used here then do not import)."""
     try:
         from ray._raylet import AuthenticationMode, AuthenticationTokenLoader, GcsClient, get_authentication_mode
     except ImportError:
         return
-    if get_authentication_mode() == AuthenticationMode.TOKEN and not AuthenticationTokenLoader.instance().has_token(ignore_auth_mode=True):
-        # (a GCS client in token mode without a token aborts the process)
-        raise ValueError(authentication_advice(address))
+    token_mode = get_authentication_mode() == AuthenticationMode.TOKEN
+    if token_mode and not AuthenticationTokenLoader.instance().has_token(ignore_auth_mode=True):
+        raise ValueError(authentication_advice(address))  # (a GCS client would abort the process)
     refused = threading.Event()
 
     def probe() -> None:
