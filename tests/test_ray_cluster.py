@@ -1,6 +1,8 @@
 """A real two-node Ray cluster with token authentication, started the way docs/ray.md
 tells a user to: ``ray start --head`` and ``ray start --address`` (a second raylet on this
-machine), then evaluate.py and train.py pointed at it with ``--ray-address``.
+machine), then evaluate.py and train.py pointed at it with ``--ray-address``: their games
+are those of one machine, also when the second node is lost in the middle of a game, and
+a driver without the token is told the fix.
 
 The cluster is this module's own: its ports are free ones picked here, its temp directory
 (where Ray keeps the address that a bare ``ray.init()`` would pick up) and HOME (where Ray
@@ -29,7 +31,8 @@ import numpy as np
 import pytest
 
 ray = pytest.importorskip("ray")
-# one cluster for the module, so its tests run in one xdist worker (not the one of test_ray.py's group)
+# one cluster for the module, so its tests run in one xdist worker (maybe beside test_ray.py's
+# local instance, which it cannot meet)
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray-cluster")]
 
 from agents.base import _REGISTRY, Agent, register
@@ -212,33 +215,36 @@ while True:
 print(json.dumps(nodes))
 """
 
-CONNECT = """
+NO_TOKEN = """
 import sys, time
 from evaluation.ray_executor import connect
 start = time.monotonic()
 try:
     connect(sys.argv[1])
 except ValueError as exc:
-    print(f"{time.monotonic() - start:.2f} {exc}")
+    print(f"connect: {time.monotonic() - start:.2f} {exc}")
+import evaluate  # then the command line's account of it, on stderr
+sys.exit(evaluate.main(sys.argv[2:]))
 """
 
 
 def evaluate_cmd(out: Path, agents: list[str], *extra: str) -> list[str]:
-    return [sys.executable, str(ROOT / "evaluate.py"), "--agents", *agents, "--games", "8", "--seed", "31",
+    return [sys.executable, str(ROOT / "evaluate.py"), "--agents", *agents, "--games", "4", "--seed", "31",
             "--out", str(out), "--bootstrap", "20", "--no-plots", "--no-progress", *extra]
 
 
-def selfplay_config(tmp_path: Path, name: str, **selfplay) -> Path:
-    """The tiny self-play config of test_selfplay.py, one generation: the warm start's
-    32 games, two chunks of 16."""
+def selfplay_config(tmp_path: Path, **selfplay) -> Path:
+    """The tiny self-play config of test_selfplay.py, one generation (the warm start's 32
+    games: two chunks of 16), without the evaluation games."""
     import yaml
 
     from tests.test_selfplay import TINY
 
     data = yaml.safe_load(yaml.safe_dump(TINY))
     data.update(iterations=1)
+    data["eval"]["opponents"] = []
     data["selfplay"].update(warm_start_games=32, **selfplay)
-    path = tmp_path / f"{name}.yaml"
+    path = tmp_path / "tiny.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
 
@@ -254,29 +260,34 @@ def test_the_cluster_has_two_alive_nodes(cluster):
 def test_a_driver_without_the_token_is_told_the_fix_in_one_line(cluster, tmp_path):
     (tmp_path / "home").mkdir()
     env = base_env(tmp_path / "home")  # no RAY_AUTH_* and no ~/.ray/auth_token: what a new shell has
-    done = run(evaluate_cmd(tmp_path / "out", ["random", "greedy"], "--executor", "ray", "--ray-address",
-                            cluster.address), env, timeout=120)
+    arguments = evaluate_cmd(tmp_path / "out", ["random", "greedy"], "--executor", "ray", "--ray-address",
+                             cluster.address)[2:]
+    done = run([sys.executable, "-c", NO_TOKEN, cluster.address, *arguments], env, timeout=120)
     assert done.returncode == 2, done.stderr[-3000:]
-    last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith(f"error: the Ray cluster at {cluster.address} has token authentication on and this "
-                           "process sent no token: set RAY_AUTH_MODE=token"), done.stderr[-3000:]
-    assert "RAY_AUTH_TOKEN" in last and "docs/ray.md" in last
-    # Ray alone retries for about 20 s, then says only that it cannot connect
-    probe = run([sys.executable, "-c", CONNECT, cluster.address], env, timeout=120)
-    seconds, message = probe.stdout.strip().splitlines()[-1].split(" ", 1)
-    assert "has token authentication on" in message and float(seconds) < 10, (probe.stdout, probe.stderr[-2000:])
+    # within seconds (Ray alone retries for about 20 s, then says only that it cannot connect)
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("connect: ")]
+    seconds, message = line.removeprefix("connect: ").split(" ", 1)
+    assert float(seconds) < 10, done.stdout
+    assert message.startswith(f"the Ray cluster at {cluster.address} has token authentication on and this process "
+                              "sent no token: set RAY_AUTH_MODE=token"), done.stdout
+    assert "RAY_AUTH_TOKEN" in message and "docs/ray.md" in message
+    assert done.stderr.strip().splitlines()[-1] == f"error: {message}", done.stderr[-3000:]
 
 
 def test_a_selfplay_generation_on_the_cluster_stores_the_games_of_one_machine(cluster, tmp_path):
-    import train
+    from training.config import load_config
+    from training.teacher import teacher_games
 
-    config = selfplay_config(tmp_path, "ray", executor="ray", ray_address=cluster.address, workers=0)
+    config = selfplay_config(tmp_path, executor="ray", ray_address=cluster.address, workers=0)
     done = run([sys.executable, str(ROOT / "train.py"), "--config", str(config), "--runs", str(tmp_path / "ray")],
                cluster.driver_env)
     assert done.returncode == 0, done.stderr[-3000:]
-    local = train.main(["--config", str(selfplay_config(tmp_path, "local")), "--runs", str(tmp_path / "local")])
-    on_ray, here = (sorted((folder / "games" / "gen_000").glob("chunk_*.npz"))
-                    for folder in (tmp_path / "ray" / "tiny", local))
+    # the same generation's games on this machine (training.selfplay: generation 0 is the warm start)
+    cfg = load_config(config)
+    teacher_games(cfg.selfplay.warm_start_teacher, cfg.selfplay.warm_start_games, cfg.seed * 10_007, cfg.num_players,
+                  cfg.team, workers=1, progress=False, store=tmp_path / "local", exposure=cfg.net.exposure)
+    on_ray = sorted((tmp_path / "ray" / "tiny" / "games" / "gen_000").glob("chunk_*.npz"))
+    here = sorted((tmp_path / "local").glob("chunk_*.npz"))
     assert len(on_ray) == 2 and [p.name for p in on_ray] == [p.name for p in here]
     for a, b in zip(on_ray, here):
         with np.load(a) as x, np.load(b) as y:
@@ -313,8 +324,8 @@ def test_a_tournament_on_the_cluster_plays_again_the_game_of_a_node_lost_mid_run
         log.close()
     from evaluation import EvalConfig, run_evaluation
 
-    serial = EvalConfig().override(agents=agents, games=8, seed=31, workers=1, out=str(tmp_path / "serial"),
+    serial = EvalConfig().override(agents=agents, games=4, seed=31, workers=1, out=str(tmp_path / "serial"),
                                    bootstrap=20, plots=False, progress=False, imports=[THIS]).validate()
     run_evaluation(serial, echo=lambda *a: None)
-    assert sorted(json.loads(line)["game"] for line in open(tmp_path / "ray" / "games.jsonl")) == list(range(8))
+    assert sorted(json.loads(line)["game"] for line in open(tmp_path / "ray" / "games.jsonl")) == list(range(4))
     assert (tmp_path / "ray" / "games.csv").read_text() == (tmp_path / "serial" / "games.csv").read_text()
