@@ -100,7 +100,7 @@ class CpuSampler:
 def timed_run(backend: str, jobs: list, workers: int, limits, skip: int) -> dict:
     """Play `jobs` on `backend`; the records, when each came back, and the CPU seconds of
     the whole process tree from game `skip` to the last game."""
-    from evaluation.executor import make_executor
+    from evaluation.run import make_executor
 
     start = time.perf_counter()
     stamps, records, cpu = [], {}, []

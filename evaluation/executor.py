@@ -13,7 +13,7 @@ interrupted) is caught by `ProcessExecutor`: before each move the worker tells t
 parent the seat and its budget; if no word comes within the budget plus a grace
 (`kill_deadline`), the parent kills the worker, records the forfeit from the moves it
 was told of, and starts a fresh worker. `SerialExecutor` cannot stop such a move, so
-`make_executor` uses one worker process whenever limits are set, even for one worker.
+`make_local_executor` uses one worker process whenever limits are set, even for one worker.
 
 Determinism: a job carries its deal seed and every seat's agent seed, so its record
 does not depend on which worker plays it (agents must play the same given the same
@@ -244,18 +244,12 @@ class _Worker:
         self.conn.close()
 
 
-def make_executor(workers: int, imports: Sequence[str] = (), start_method: str = "spawn",
-                  limits: TimeLimits | None = None, backend: str = "process",
-                  ray_address: str | None = None) -> Executor:
-    """Serial in this process only when one worker is asked for and there are no limits
-    to enforce; else a pool of at least one worker process. ``backend="ray"``: workers
-    on a Ray cluster (evaluation.ray_executor; 0 workers = every CPU of the cluster)."""
-    if backend == "ray":
-        from .ray_executor import RayExecutor
-
-        return RayExecutor(workers, imports, limits, ray_address, start_method)
-    if backend != "process":
-        raise ValueError(f"unknown executor backend {backend!r}: 'process' or 'ray'")
+def make_local_executor(workers: int, imports: Sequence[str] = (), start_method: str = "spawn",
+                        limits: TimeLimits | None = None) -> Executor:
+    """This machine's executor: serial in this process only when one worker is asked for
+    and there are no limits to enforce; else a pool of at least one worker process. (A
+    Ray cluster's, `evaluation.ray_executor.RayExecutor`, builds on this one; a run picks
+    between them in `evaluation.run.make_executor`.)"""
     if workers <= 1 and limits is None:
         return SerialExecutor(imports)
     return ProcessExecutor(max(1, workers), imports, start_method, limits)

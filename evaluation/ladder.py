@@ -41,10 +41,10 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from .config import EvalConfig
-from .executor import Executor, make_executor
+from .executor import Executor
 from .ratings import bradley_terry
 from .report import resample_sweeps, write_json
-from .run import check_agents
+from .run import check_agents, make_executor
 from .stats import deal_bootstrap_weights, effective_ranking, pairwise, per_deal, percentile_interval
 from .tournament import Journal, Schedule, play_tournament
 

@@ -16,7 +16,7 @@ Two layers:
   directory for the handlers (self-play: `training.ray_selfplay` plays game chunks with it,
   each generation's network one such file).
 * **`RayExecutor`**, the tournament `Executor`: each actor's handler is the one-worker
-  local executor that ``--workers 1`` uses (`evaluation.executor.make_executor`), so a
+  local executor that ``--workers 1`` uses (`evaluation.executor.make_local_executor`), so a
   game on Ray is played by exactly the code, seeds and time-limit enforcement of a local
   run (games go to an actor in batches, `games_per_call`, as a Ray call costs about a quick
   game's CPU; a batch whose actor dies is played again whole) (a move that never comes back is stopped by that actor's own watchdog process, a
@@ -39,6 +39,7 @@ import itertools
 import os
 import socket
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,13 +49,20 @@ import ray
 from ray.exceptions import GetTimeoutError, RayActorError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+try:
+    from ray.exceptions import AuthenticationError
+except ImportError:  # an older Ray, without token authentication
+    class AuthenticationError(Exception):
+        """Never raised: this Ray has no token authentication."""
+
 from agents.play import TimeLimits
 
-from .executor import SETUP_TIME_LIMIT, Executor, GameJob, load_plugins, make_executor, warm_up
+from .executor import SETUP_TIME_LIMIT, Executor, GameJob, load_plugins, make_local_executor, warm_up
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout the driver runs (put on workers' PYTHONPATH)
 THREAD_VARS = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 CONNECT_TIMEOUT = 10.0  # seconds a cluster's address gets to answer (ray.init itself waits minutes)
+AUTH_PROBE_TIMEOUT = 5.0  # seconds the cluster gets to refuse this process's token (it takes milliseconds)
 CLOSE_TIMEOUT = 10.0  # seconds an actor gets to stop its child processes before it is killed
 MAX_GAMES_PER_CALL = 8  # tournament games sent to an actor in one call (see games_per_call)
 # One call at a time on each actor: then the call running when an actor dies is known for sure
@@ -80,9 +88,12 @@ def connect(address: str | None = None) -> bool:
             ray.init(include_dashboard=False)
         else:
             check_reachable(address.strip())
+            check_authentication(address.strip())
             ray.init(address=address.strip())
     except ConnectionError as exc:
         raise ValueError(f"cannot connect to the Ray cluster at {address!r}: {exc}") from exc
+    except AuthenticationError:  # ray.init's own check: token mode on and no token here
+        raise ValueError(authentication_advice(address)) from None
     return True
 
 
@@ -97,6 +108,53 @@ def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
     except OSError as exc:
         raise ValueError(f"nothing answers at the Ray address {address!r} ({exc}); start a cluster there with "
                          f"`ray start --head` or pass the address it printed") from None
+
+
+def check_authentication(address: str, timeout: float = AUTH_PROBE_TIMEOUT) -> None:
+    """Raise ValueError, in one line with the fix, when the cluster at `address` refuses
+    this process for its authentication token (Ray's token authentication, see
+    docs/ray.md). ``ray.init`` retries such a refusal for about 20 s and then says only
+    that it cannot connect; one call to the cluster's GCS, with the client ``ray.init``
+    itself opens first, gets the refusal at once. Any other outcome, or no answer within
+    `timeout` seconds, is left to ``ray.init``, as is a Ray without token authentication
+    (the private classes used here then do not import)."""
+    try:
+        from ray._raylet import AuthenticationMode, AuthenticationTokenLoader, GcsClient, get_authentication_mode
+    except ImportError:
+        return
+    token_mode = get_authentication_mode() == AuthenticationMode.TOKEN
+    if token_mode and not AuthenticationTokenLoader.instance().has_token(ignore_auth_mode=True):
+        raise ValueError(authentication_advice(address))  # (a GCS client would abort the process)
+    refused = threading.Event()
+
+    def probe() -> None:
+        try:
+            GcsClient(address=address)
+        except AuthenticationError:
+            refused.set()
+        except Exception:  # not Ray's GCS, a time-out: ray.init reports it
+            pass
+
+    thread = threading.Thread(target=probe, name="ray-authentication-probe", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if refused.is_set():
+        raise ValueError(authentication_advice(address))
+
+
+def authentication_advice(address: str | None) -> str:
+    """One line: why the cluster at `address` refuses this process, and the fix."""
+    from ray._raylet import AuthenticationMode, AuthenticationTokenLoader, get_authentication_mode
+
+    where = f"the Ray cluster at {address}" if address else "the Ray cluster"
+    fix = "the cluster's token (`ray get-auth-token` on its head node prints it) in RAY_AUTH_TOKEN or ~/.ray/auth_token"
+    if get_authentication_mode() != AuthenticationMode.TOKEN:
+        return (f"{where} has token authentication on and this process sent no token: set RAY_AUTH_MODE=token "
+                f"and put {fix} (see docs/ray.md)")
+    if not AuthenticationTokenLoader.instance().has_token(ignore_auth_mode=True):
+        return f"{where} needs an authentication token and RAY_AUTH_MODE=token found none here: put {fix} " \
+               f"(see docs/ray.md)"
+    return f"{where} refused this process's authentication token: put {fix} (see docs/ray.md)"
 
 
 def cluster_cpus() -> int:
@@ -200,6 +258,7 @@ class RayJobPool:
         self.factory, self.size, self.cpus = factory, size, cpus
         self.max_retries, self.call_timeout, self.start_timeout = max_retries, call_timeout, start_timeout
         self.replaced = 0  # actors found dead or stopped, and replaced (for tests and logs)
+        self._start_failures = 0  # actors in a row that died or timed out before they started
         self._slots: list[_Slot] = []
         self._actor_options = dict(num_cpus=cpus, runtime_env=worker_runtime_env(cpus), max_restarts=0)
 
@@ -216,13 +275,15 @@ class RayJobPool:
                 ray.kill(slot.actor, no_restart=True)
 
     def _run(self, source: Iterator) -> Iterator[tuple[Any, Any]]:
-        todo: collections.deque[_Task] = collections.deque()  # jobs taken back from lost actors
+        # jobs waiting for a started actor: those taken back from lost actors first, then up
+        # to `size` new ones looked ahead (empty once the source is spent)
+        todo: collections.deque[_Task] = collections.deque()
         while True:
             self._submit(todo, source)
+            if not todo and not any(slot.calls for slot in self._slots):
+                return
             watched = {slot.starting: slot for slot in self._slots if slot.starting is not None}
             watched.update((ref, slot) for slot in self._slots for ref, _ in slot.calls)
-            if not any(slot.calls for slot in self._slots):
-                return
             ready, _ = ray.wait(list(watched), num_returns=1, timeout=self._wait_timeout())
             for ref in ready:
                 slot = watched[ref]
@@ -239,7 +300,8 @@ class RayJobPool:
                     continue
                 if ref == slot.starting:
                     slot.starting = None
-                    slot.deadline = self._call_deadline(slot)
+                    slot.deadline = None
+                    self._start_failures = 0
                     continue
                 index = next(i for i, (call, _) in enumerate(slot.calls) if call == ref)
                 _, task = slot.calls[index]
@@ -255,31 +317,26 @@ class RayJobPool:
                 self._lost(slot, todo, why)
 
     def _submit(self, todo: collections.deque, source: Iterator) -> None:
-        """Queue jobs (taken-back ones first) on actors with room, starting actors up to `size`."""
-        while True:
-            slot = self._free_slot()
-            if slot is None:
-                return
-            task = todo.popleft() if todo else None
-            if task is None:
-                job = next(source, _END)
-                if job is _END:
-                    return
-                task = _Task(job)
-            slot.calls.append((slot.actor.run.remote(task.job), task))
-            if slot.starting is None and len(slot.calls) == 1:
-                slot.deadline = self._call_deadline(slot)
-
-    def _free_slot(self) -> _Slot | None:
-        """An idle actor, else a new one (up to `size`), else one with room in its queue."""
-        idle = next((s for s in self._slots if not s.calls), None)
-        if idle is not None:
-            return idle
-        if len(self._slots) < self.size:
+        """Queue waiting jobs (taken-back ones first) on started actors with room, and start
+        actors, up to `size`, for the jobs still waiting. A job never waits on an actor that
+        has not started: after a node is lost, its replacement may never find a free CPU
+        (the cluster is smaller now), and the job goes to a surviving actor instead."""
+        while len(todo) < self.size:
+            job = next(source, _END)
+            if job is _END:
+                break
+            todo.append(_Task(job))
+        for slot in self._slots:
+            while todo and slot.starting is None and len(slot.calls) < CALLS_PER_ACTOR:
+                task = todo.popleft()
+                slot.calls.append((slot.actor.run.remote(task.job), task))
+                if len(slot.calls) == 1:
+                    slot.deadline = self._call_deadline(slot)
+        starting = sum(slot.starting is not None for slot in self._slots)
+        while len(todo) > starting and len(self._slots) < self.size:
             actor = _JobWorker.options(**self._actor_options).remote(self.factory)
             self._slots.append(_Slot(actor, actor.ready.remote(), time.monotonic() + self.start_timeout))
-            return self._slots[-1]
-        return next((s for s in self._slots if len(s.calls) < CALLS_PER_ACTOR), None)
+            starting += 1
 
     @staticmethod
     def _finished_calls(slot: _Slot) -> list[tuple[_Task, Any]]:
@@ -299,9 +356,15 @@ class RayJobPool:
         return finished
 
     def _lost(self, slot: _Slot, todo: collections.deque, why: str) -> None:
-        """An actor is gone: drop it and take its jobs back (the running one counts a loss)."""
+        """An actor is gone: drop it and take its jobs back (the running one counts a loss).
+        An actor that never started counts against the workers' start: more than
+        `max_retries` such losses in a row (a handler that cannot be built) stop the run."""
         self._slots.remove(slot)
         self.replaced += 1
+        if slot.starting is not None:
+            self._start_failures += 1
+            if self._start_failures > self.max_retries:
+                raise RuntimeError(f"{self._start_failures} Ray worker(s) in a row failed to start: {why}")
         tasks = [task for _, task in slot.calls]
         if tasks:
             tasks[0].attempts += 1
@@ -324,10 +387,10 @@ class RayJobPool:
     def close(self) -> None:
         """Let every actor stop its handler (a bounded wait), then end the actors."""
         slots, self._slots = self._slots, []
-        if not slots:
-            return
+        started = [s for s in slots if s.starting is None]  # one still waiting for a CPU would not answer
         try:
-            ray.wait([s.actor.close.remote() for s in slots], num_returns=len(slots), timeout=CLOSE_TIMEOUT)
+            if started:
+                ray.wait([s.actor.close.remote() for s in started], num_returns=len(started), timeout=CLOSE_TIMEOUT)
         finally:
             for slot in slots:
                 ray.kill(slot.actor, no_restart=True)
@@ -435,7 +498,7 @@ class GamePlayer:
     batch of games (a tuple of `GameJob`) and returns their records."""
 
     def __init__(self, imports: Sequence[str], limits: TimeLimits | None, start_method: str = "spawn"):
-        self.executor = make_executor(1, imports, start_method, limits)
+        self.executor = make_local_executor(1, imports, start_method, limits)
 
     def __call__(self, batch: tuple[GameJob, ...]) -> list[dict]:
         return list(self.executor.map_jobs(batch))

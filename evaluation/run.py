@@ -5,17 +5,35 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import Sequence
 
 import yaml
 
+from agents.play import TimeLimits
+
 from .config import EvalConfig
-from .executor import load_plugins, make_executor
+from .executor import Executor, load_plugins, make_local_executor
 from .report import analyze, format_results, write_games_csv, write_json
 from .stats import Sprt
 from .tournament import Journal, Schedule, play_tournament
 
 OUTPUT_FILES = ("games.jsonl", "games.csv", "results.json", "config.yaml", "ratings.png", "winrate.png",
                 "scores.png")
+
+
+def make_executor(workers: int, imports: Sequence[str] = (), start_method: str = "spawn",
+                  limits: TimeLimits | None = None, backend: str = "process",
+                  ray_address: str | None = None) -> Executor:
+    """Where a run's games are played: ``backend="process"``, this machine
+    (`evaluation.executor`); ``"ray"``, a Ray cluster (`evaluation.ray_executor`, imported
+    only then: ray is an optional extra; 0 workers = every CPU of the cluster)."""
+    if backend == "ray":
+        from .ray_executor import RayExecutor
+
+        return RayExecutor(workers, imports, limits, ray_address, start_method)
+    if backend != "process":
+        raise ValueError(f"unknown executor backend {backend!r}: 'process' or 'ray'")
+    return make_local_executor(workers, imports, start_method, limits)
 
 
 def check_agents(cfg: EvalConfig) -> None:

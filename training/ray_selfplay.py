@@ -1,10 +1,11 @@
 """Self-play chunks on a Ray cluster (``selfplay.executor: ray``).
 
-`training.teacher.teacher_games` decides the chunks, their seeds and their files; this
-module only plays the missing ones elsewhere: each chunk is one job of an
-`evaluation.ray_executor` pool, played by `training.teacher.play_chunk` in a Ray actor and
-returned whole to the driver, which stores it exactly as a local run does. An actor lost
-mid-chunk has its chunk played again by another (nothing of it was kept).
+`training.teacher.teacher_games` decides the chunks, their seeds and their files, and hands
+the missing ones here with the function that plays one (`training.teacher.play_chunk`;
+passed in, so that this module does not import its caller): each chunk is one job of an
+`evaluation.ray_executor` pool, played in a Ray actor and returned whole to the driver,
+which stores it exactly as a local run does. An actor lost mid-chunk has its chunk played
+again by another (nothing of it was kept).
 
 The network of a generation's search (``ismcts:net=PATH,...``) is a file on the driver.
 Its bytes are published once per call with ``ray.put``; each node writes one local copy,
@@ -17,11 +18,9 @@ Ray is imported only by `evaluation.ray_executor`, loaded here when a chunk is p
 from __future__ import annotations
 
 import functools
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 from agents import parse_spec
-
-from .teacher import TeacherGames, play_chunk
 
 NETWORK_PARAMETER = "net"  # the spec parameter naming a generation's network file
 
@@ -44,14 +43,15 @@ def with_local_network(spec: str, copies: dict[str, str]) -> str:
 
 
 class ChunkPlayer:
-    """A pool actor's handler: plays one chunk job ``(index, play_chunk arguments)``."""
+    """A pool actor's handler: plays one chunk job ``(index, play, play's arguments)``,
+    its teacher spec (the first argument) reading this node's copy of the network."""
 
     def __init__(self, copies: dict[str, str]):
         self.copies = copies
 
-    def __call__(self, job) -> TeacherGames:
-        _, (teacher, *arguments) = job
-        return play_chunk(with_local_network(teacher, self.copies), *arguments)
+    def __call__(self, job):
+        _, play, (teacher, *arguments) = job
+        return play(with_local_network(teacher, self.copies), *arguments)
 
 
 def warm_chunk_agents(specs: list[str], copies: dict[str, str]) -> None:
@@ -61,15 +61,17 @@ def warm_chunk_agents(specs: list[str], copies: dict[str, str]) -> None:
     warm_node((), [with_local_network(spec, copies) for spec in specs])
 
 
-def map_chunks_on_ray(chunks: dict[int, tuple], workers: int = 0,
-                      address: str | None = None) -> Iterator[tuple[int, TeacherGames]]:
-    """Play the chunks ``{index: play_chunk arguments}`` on Ray (`workers` actors, 0 = one
-    per CPU of the cluster at `address`, None = a local Ray instance); yield
+def map_chunks_on_ray(play: Callable[..., Any], chunks: dict[int, tuple], workers: int = 0,
+                      address: str | None = None) -> Iterator[tuple[int, Any]]:
+    """Play the chunks ``{index: arguments}`` on Ray, each as ``play(*arguments)`` (a
+    picklable function whose first argument is the teacher's spec), in `workers` actors
+    (0 = one per CPU of the cluster at `address`, None = a local Ray instance); yield
     ``(index, games)`` as each chunk finishes."""
     from evaluation.ray_executor import map_on_ray
 
     specs = sorted({chunk[0] for chunk in chunks.values()})
     files = [path for path in map(network_file, specs) if path is not None]
     warm = functools.partial(warm_chunk_agents, specs)
-    for (index, _), games in map_on_ray(ChunkPlayer, list(chunks.items()), workers, address, files, warm):
+    jobs = [(index, play, chunk) for index, chunk in chunks.items()]
+    for (index, _, _), games in map_on_ray(ChunkPlayer, jobs, workers, address, files, warm):
         yield index, games

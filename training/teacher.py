@@ -156,7 +156,7 @@ def teacher_games(teacher: str, games: int, seed: int, num_players: int = 2, tea
     if executor == "ray" and todo:
         from .ray_selfplay import map_chunks_on_ray
 
-        for i, part in map_chunks_on_ray({i: chunks[i] for i in todo}, workers, ray_address):
+        for i, part in map_chunks_on_ray(play_chunk, {i: chunks[i] for i in todo}, workers, ray_address):
             finished(i, part)
     elif local_workers == 1:
         for i in todo:
