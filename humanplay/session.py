@@ -201,14 +201,14 @@ class Session:
 
     def __init__(self, deal, num_players: int, team: bool, seat: int, opponents: Sequence[str],
                  seed: int | None = None, hint_spec: str = DEFAULT_HINT, actions: Sequence[int] = (),
-                 deal_seed: int | None = None, undos: int = 0):
+                 deal_seed: int | None = None, undos: int = 0, check: bool = True):
         self._state = GameState.from_deal(deal, num_players, team)  # the true game: read it through `view`
         self.seat = _check_seat(seat, num_players)
         self.seed = seed
         self.deal_seed = deal_seed
         specs = opponent_specs(opponents, num_players)
         self.labels = specs[:self.seat] + [HUMAN] + specs[self.seat:]
-        for spec in set(specs) | {hint_spec}:
+        for spec in set(specs) | {hint_spec} if check else ():  # a rebuilt session's specs were checked
             agents.check_spec(spec)
         self._agents: dict | None = None
         self.hint_spec = hint_spec
@@ -222,15 +222,17 @@ class Session:
 
     @classmethod
     def new(cls, opponents: Sequence[str] = ("greedy",), num_players: int = 2, team: bool = False,
-            seat: int = 0, seed: int | None = None, hint_spec: str = DEFAULT_HINT) -> Session:
-        """A fresh game dealt from `seed`; the agents move until it is the person's turn."""
+            seat: int = 0, seed: int | None = None, hint_spec: str = DEFAULT_HINT, advance: bool = True) -> Session:
+        """A fresh game dealt from `seed`; the agents move until it is the person's turn
+        (unless not `advance`: the web server's workers move them)."""
         session = cls(random_deal(seed), num_players, team, seat, opponents, seed, hint_spec, deal_seed=seed)
-        session.advance()
+        if advance:
+            session.advance()
         return session
 
     @classmethod
     def from_record(cls, record: dict, opponents: Sequence[str] | None = None, seat: int | None = None,
-                    seed: int | None = None, hint_spec: str = DEFAULT_HINT) -> Session:
+                    seed: int | None = None, hint_spec: str = DEFAULT_HINT, advance: bool = True) -> Session:
         """The game of a record (any of terminal, web or tournament), at its last move.
         The person takes `seat` (default: the record's human seat, else 0); the other
         seats are played by `opponents`, else by the record's labels where those are
@@ -246,7 +248,8 @@ class Session:
         undos = undos if isinstance(undos, int) and not isinstance(undos, bool) and undos >= 0 else 0
         session = cls(deal, num_players, team, seat, opponents, seed, hint_spec, actions,
                       deal_seed=record.get("deal_seed"), undos=undos)
-        session.advance()  # an unfinished record may stop before an agent's move
+        if advance:
+            session.advance()  # an unfinished record may stop before an agent's move
         return session
 
     # --- what the person sees ------------------------------------------------------------
@@ -301,10 +304,12 @@ class Session:
         return PlayerView(state, self.seat)
 
     # --- moves -----------------------------------------------------------------------------
-    def play(self, action) -> list[Move]:
+    def play(self, action, replies: Sequence[int] | None = None) -> list[Move]:
         """The person plays `action`; then the agents move until the person's turn or the
-        end. Returns the moves made (the person's first). Raises ValueError (and changes
-        nothing) for a move out of turn or an illegal one."""
+        end (or, given `replies`, those are their moves: chosen by the web server's
+        workers). Returns the moves made (the person's first). Raises ValueError (and
+        changes nothing) for a move out of turn or an illegal one, or replies that do
+        not fit."""
         if self._state.is_over:
             raise ValueError("the game is over")
         if not self.human_to_move:
@@ -313,9 +318,14 @@ class Session:
             raise ValueError(f"an action must be an integer id, got {action!r}")
         if not self._state.is_legal(int(action)):
             raise ValueError(f"{_action_words(int(action))} is not legal now")
+        if replies is not None:
+            self._check_replies(replies, int(action))
         first = len(self.moves)
         self._apply(int(action))
-        self.advance()
+        if replies is None:
+            self.advance()
+        else:
+            self.apply_replies(replies)
         return self.moves[first:]
 
     def advance(self) -> list[Move]:
@@ -333,19 +343,22 @@ class Session:
         """Apply the agents' moves chosen elsewhere (the web server's workers, which ran
         `advance` on a copy of this game). Raises ValueError, changing nothing, unless
         they are legal and bring the game to the person's turn or its end."""
-        trial = GameState.from_deal(self._state.deal, self._state.num_players, self._state.team)
-        for action in self.actions:
-            trial.step(action)
+        self._check_replies(actions)
+        first = len(self.moves)
+        for action in actions:
+            self._apply(int(action))
+        return self.moves[first:]
+
+    def _check_replies(self, actions: Sequence[int], mine: int | None = None) -> None:
+        trial = self._state.clone()
+        if mine is not None:
+            trial.step(mine)
         for action in actions:
             if trial.is_over or trial.current_player == self.seat or not trial.is_legal(action):
                 raise ValueError(f"the agents' replies {list(actions)} do not fit this game")
             trial.step(action)
         if not trial.is_over and trial.current_player != self.seat:
             raise ValueError(f"the agents' replies {list(actions)} stop before the person's turn")
-        first = len(self.moves)
-        for action in actions:
-            self._apply(int(action))
-        return self.moves[first:]
 
     def _apply(self, action: int) -> None:
         seat = self._state.current_player
@@ -414,6 +427,11 @@ class Session:
         return {"agent": self.hint_spec, "action": int(choice), "move": describe_action(int(choice)),
                 "moves": rows, "legal": len(legal)}
 
+    def data(self) -> dict:
+        """Everything that rebuilds this session (`session_from_data`): the record, the
+        seed and the hint agent. The web server stores it and sends it to its workers."""
+        return {**self.record(), "seed": self.seed, "hint": self.hint_spec}
+
     # --- the record --------------------------------------------------------------------------
     def record(self) -> dict:
         """The game as a games.jsonl record (`evaluate.py replay` reads it)."""
@@ -425,6 +443,15 @@ class Session:
                 "rewards": state.rewards().tolist() if state.is_over else [], "over": state.is_over,
                 "forfeit": None, "forfeit_reason": None, "error": None, "moves": len(self.actions),
                 "undos": self.undos}
+
+
+def session_from_data(data: dict) -> Session:
+    """The session `Session.data` describes, at its last action (nothing is replayed by
+    the agents; the data was checked when the session was first built)."""
+    seat = data["human_seat"]
+    opponents = data["labels"][:seat] + data["labels"][seat + 1:]
+    return Session(data["deal"], data["num_players"], data["team"], seat, opponents, data["seed"], data["hint"],
+                   data["actions"], deal_seed=data.get("deal_seed"), undos=data.get("undos", 0), check=False)
 
 
 def _playable(label) -> str:
