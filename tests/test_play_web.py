@@ -259,3 +259,37 @@ def test_undo_on_the_web_deals_the_unseen_tiles_afresh(server):
         _, again = c.call("POST", "/api/move", {"game": state["game"], "action": action})
         pages.append(_public_part(again))
     assert pages[0] == pages[1]
+
+
+@pytest.mark.parametrize("players, team, seat", [(3, False, 1), (4, False, 3), (4, True, 2)])
+def test_the_page_sees_only_the_persons_view_in_bigger_games(server, players, team, seat):
+    """A game some moves in (every seat has played), and its twin that differs only in
+    tiles the person has not seen (the other hands, the bag, the removed tiles, dealt
+    again by `humanplay.redeal`): the two pages and their hints are the same."""
+    from humanplay.redeal import redeal
+    from humanplay.session import Session
+
+    session = Session.new(["greedy"], players, team, seat, seed=40 + players + seat, hint_spec=HINT)
+    for _ in range(4):
+        session.play(session.legal_actions()[0])
+    deal, actions = session.record()["deal"], session.actions
+    twin = redeal(deal, players, team, actions, seat, np.random.default_rng(1)).tolist()
+    hands = []
+    for d in (deal, twin):
+        state = GameState.from_deal(d, players, team)
+        for action in actions:
+            state.step(action)
+        hands.append([state.hands[s].tolist() for s in range(players) if s != seat])
+    assert hands[0] != hands[1]  # the twins differ in the other seats' hands now
+    seen = []
+    for d in (deal, twin):
+        c = Client(server)
+        record = {"deal": d, "num_players": players, "team": team, "actions": actions, "human_seat": seat,
+                  "labels": session.labels}
+        status, state = c.call("POST", "/api/load", {"record": record})
+        assert status == 200 and state["your_turn"] and state["turn"] == len(actions)
+        assert {m["seat"] for m in state["moves"]} == set(range(players))
+        status, hint = c.call("POST", "/api/hint", {"game": state["game"]})
+        assert status == 200
+        seen.append((_public_part(state), hint))
+    assert seen[0] == seen[1]
