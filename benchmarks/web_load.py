@@ -10,7 +10,8 @@ browser has its own cookie and its own keep-alive connection (asyncio, one proce
 opens its game (GET /api/state), then until the game is over waits a think time
 (uniform in [0.5, 1.5] x --think seconds, like a person choosing) and plays the first
 legal move the page lists (POST /api/move). A hinter first asks for a hint (POST
-/api/hint) and plays the hinted move. A 503 is retried after its Retry-After (counted,
+/api/hint) and plays the hinted move; hinters are background load: they play until the
+other browsers have finished (their games are not counted, their hints are timed). A 503 is retried after its Retry-After (counted,
 not an error); a connection error, a timeout or another error status is an error.
 
 Reported: games completed, errors, 503s, and latency percentiles of the moves (from
@@ -129,7 +130,7 @@ async def timed(browser: Browser, tally: Tally, method: str, path: str, body=Non
         await asyncio.sleep(float(headers.get("retry-after", "1")))
 
 
-async def play(n: int, host: str, port: int, args, tally: Tally, rng: random.Random) -> None:
+async def play(n: int, host: str, port: int, args, tally: Tally, rng: random.Random, done: asyncio.Event) -> None:
     browser = Browser(host, port, args.timeout)
     hinter = n < args.hinters
     try:
@@ -139,6 +140,8 @@ async def play(n: int, host: str, port: int, args, tally: Tally, rng: random.Ran
             raise RuntimeError(f"state: {status} {state}")
         moves = 0
         while not state["over"]:
+            if hinter and done.is_set():
+                return
             await asyncio.sleep(rng.uniform(0.5, 1.5) * args.think)
             action = first_move(state)
             if hinter:
@@ -157,7 +160,9 @@ async def play(n: int, host: str, port: int, args, tally: Tally, rng: random.Ran
             moves += 1
             if moves > 200:
                 raise RuntimeError("the game does not end")
-        tally.completed += 1
+            if hinter and state["over"]:  # a hinter plays on in a new game while the others play
+                _, status, state, _ = await timed(browser, tally, "POST", "/api/new", {})
+        tally.completed += not hinter
     except Exception as exc:  # noqa: BLE001 (every failure is counted and reported)
         tally.errors.append(f"browser {n}: {type(exc).__name__}: {exc}"[:300])
     finally:
@@ -167,8 +172,13 @@ async def play(n: int, host: str, port: int, args, tally: Tally, rng: random.Ran
 async def run_load(host: str, port: int, args) -> Tally:
     tally = Tally()
     rng = random.Random(args.seed)
-    await asyncio.gather(*(play(n, host, port, args, tally, random.Random(rng.random()))
-                           for n in range(args.clients)))
+    done = asyncio.Event()
+    hinters = [asyncio.create_task(play(n, host, port, args, tally, random.Random(rng.random()), done))
+               for n in range(args.hinters)]
+    await asyncio.gather(*(play(n, host, port, args, tally, random.Random(rng.random()), done)
+                           for n in range(args.hinters, args.clients)))
+    done.set()
+    await asyncio.gather(*hinters)
     return tally
 
 
@@ -207,20 +217,22 @@ def start_server(args, folder: Path) -> tuple[subprocess.Popen, int]:
     raise RuntimeError("the server did not start in 180 s")
 
 
-def cpu_seconds(pid: int) -> float:
-    """CPU seconds (user + system) of process `pid` and its live descendants (the workers)."""
-    total, todo = 0.0, [pid]
+def cpu_seconds(pid: int) -> tuple[float, float]:
+    """CPU seconds (user + system) of process `pid` and of its live descendants (the workers)."""
+    own, total, todo = None, 0.0, [pid]
     tick = os.sysconf("SC_CLK_TCK")
     while todo:
         p = todo.pop()
         try:
             fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick
+            seconds = (int(fields[11]) + int(fields[12])) / tick
+            own = seconds if own is None else own
+            total += seconds
             for task in Path(f"/proc/{p}/task").iterdir():
                 todo += [int(c) for c in (task / "children").read_text().split()]
         except (FileNotFoundError, ProcessLookupError):
             continue
-    return total
+    return own or 0.0, total - (own or 0.0)
 
 
 def stop_server(server: subprocess.Popen) -> None:
@@ -265,7 +277,7 @@ def main(argv=None) -> dict:
             start = time.perf_counter()
             tally = asyncio.run(run_load(host, port, args))
             wall = time.perf_counter() - start
-            cpu = cpu_seconds(server.pid) - cpu_before if server else None
+            cpu = [b - a for a, b in zip(cpu_before, cpu_seconds(server.pid))] if server else None
         finally:
             if server is not None:
                 stop_server(server)
@@ -273,7 +285,8 @@ def main(argv=None) -> dict:
               "hint_spec": args.hint_spec if args.hinters else None, "workers": args.workers,
               "games_completed": tally.completed, "errors": len(tally.errors), "error_samples": tally.errors[:5],
               "busy_503": tally.busy, "wall_s": round(wall, 1),
-              "server_cpu_ms_per_request": None if cpu is None else round(cpu * 1000 / max(tally.requests, 1), 2), "moves": percentiles(tally.moves),
+              "server_cpu_ms_per_request": None if cpu is None else round(sum(cpu) * 1000 / max(tally.requests, 1), 2),
+              "server_main_cpu_ms_per_request": None if cpu is None else round(cpu[0] * 1000 / max(tally.requests, 1), 2), "moves": percentiles(tally.moves),
               "moves_without_agents": percentiles(tally.moves_net), "hints": percentiles(tally.hints),
               "load_average_before": load_before, "machine": machine_info()}
     if args.json:
@@ -281,12 +294,13 @@ def main(argv=None) -> dict:
         return result
     print(f"machine: {describe()}; load average before the run {load_before:.2f}")
     print(f"{args.clients} browsers vs {args.opponent}, think {args.think} s, {args.hinters} hinters "
-          f"({args.hint_spec}), {args.workers} workers per pool: {tally.completed}/{args.clients} games completed, "
+          f"({args.hint_spec}), {args.workers} workers per pool: {tally.completed}/{args.clients - args.hinters} "
+          "games completed, "
           f"{len(tally.errors)} errors, {tally.busy} answers 503 (retried), {wall:.1f} s")
     if result["server_cpu_ms_per_request"] is not None:
-        print(f"  server CPU (server and its workers): {result['server_cpu_ms_per_request']:.2f} ms per request "
-              f"({tally.requests} requests)")
-    for name in ("moves", "moves_without_agents", "hints"):
+        print(f"  server CPU: {result['server_cpu_ms_per_request']:.2f} ms per request, of which the event loop's "
+              f"process {result['server_main_cpu_ms_per_request']:.2f} ms, its workers the rest ({tally.requests} requests)")
+    for name in ("moves", "moves_without_agents", "hints"):  # moves: the browsers that do not ask hints
         row = result[name]
         if row:
             print(f"  {name:<22} n={row['n']:<6} p50 {row['p50_ms']:>7.1f} ms  p90 {row['p90_ms']:>7.1f} ms  "

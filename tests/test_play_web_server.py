@@ -54,12 +54,15 @@ def _view(state):
     return {k: v for k, v in state.items() if k != "saved"}
 
 
+@pytest.mark.slow
 def test_many_browsers_at_once_all_finish(tmp_path):
-    """30 simulated browsers (own cookies, own connections) each play a whole game against
-    greedy at the same time: every game completes, no connection error, no error status."""
+    """30 simulated browsers (benchmarks/web_load.py: own cookies, own connections) each
+    play a whole game against greedy at the same time, with little think time: every game
+    completes, no connection error, no error status."""
     from benchmarks import web_load
 
-    result = web_load.main(["--clients", "30", "--think", "0.05", "--json", "--timeout", "120"])
+    with ServerThread(Settings(opponents=["greedy"], hint="greedy", workers=1, save_dir=tmp_path)) as srv:
+        result = web_load.main(["--clients", "30", "--think", "0.05", "--json", "--url", srv.url])
     assert result["games_completed"] == 30 and result["errors"] == 0, result["error_samples"]
     assert result["moves"]["n"] >= 30 * 10
 
@@ -96,6 +99,7 @@ def _descendants(pid: int) -> list[int]:
     return out
 
 
+@pytest.mark.slow
 def test_kill_9_in_the_middle_of_games_then_restart_every_game_goes_on(tmp_path):
     port = _free_port()
     server = _start(port, tmp_path)
