@@ -392,8 +392,7 @@ def make_app(settings: Settings) -> Starlette:
         store = Store(settings.db_path)
         pools = workers.Pools(settings.workers, settings.queue, max(settings.queue // 4, 8),
                               settings.job_timeout, settings.imports)
-        for future in pools.warm(set(settings.opponents) | {settings.hint}):
-            await asyncio.wrap_future(future)
+        await pools.start(set(settings.opponents) | {settings.hint})
         state["games"] = Games(settings, store, pools)
         _warm_page()
         try:
@@ -427,6 +426,9 @@ def make_app(settings: Settings) -> Starlette:
                 headers["Retry-After"] = str(exc.retry_after)
             except TimeoutError:
                 payload, status = {"error": "the agents took too long to answer"}, HTTPStatus.GATEWAY_TIMEOUT
+            except workers.JobError as exc:  # an agent's bug, reported by its worker
+                log.error("agent error in %s %s: %s", request.method, request.url.path, exc)
+                payload, status = {"error": f"internal error: {exc}"}, HTTPStatus.INTERNAL_SERVER_ERROR
             except Exception as exc:  # noqa: BLE001 (a bug, e.g. an agent's illegal reply: answer, don't drop the connection)
                 log.exception("error in %s %s", request.method, request.url.path)
                 payload = {"error": f"internal error: {type(exc).__name__}: {exc}"}

@@ -18,7 +18,8 @@ Two pools, so that slow thinkers never queue in front of fast ones:
 
 Each pool takes at most `limit` jobs at once (running plus waiting); one more is refused
 with `Saturated` (the server answers 503 with Retry-After) instead of queueing without
-bound. A job that runs past `timeout` seconds is abandoned with `TimeoutError`.
+bound. A job that runs past `timeout` seconds fails with `TimeoutError` and its worker
+is killed and replaced; so is a worker that dies.
 """
 
 from __future__ import annotations
@@ -27,8 +28,6 @@ import asyncio
 import multiprocessing
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 
 from agents.base import parse_spec
 
@@ -120,45 +119,128 @@ def warm_job(specs: tuple[str, ...]) -> int:
 
 
 # --- in the server -----------------------------------------------------------------------------
+def _worker_main(conn, nice: int, imports: tuple[str, ...]) -> None:
+    """A worker process: run each job that comes down the pipe, send back (ok, result);
+    end when the server closes the pipe (or dies)."""
+    _start_worker(nice, imports)
+    while True:
+        try:
+            fn, args = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            answer = (True, fn(*args))
+        except Exception as exc:  # noqa: BLE001 (the server reports it; the worker goes on)
+            answer = (False, f"{type(exc).__name__}: {exc}")
+        conn.send(answer)
+
+
+class JobError(Exception):
+    """A job raised in its worker (a bug, e.g. an agent's illegal move); the message names it."""
+
+
 class Pool:
-    """A process pool with a bound on the jobs it holds (see the module doc)."""
+    """Worker processes, each fed by its own pipe from the event loop (see the module
+    doc). No helper thread: a job is written to an idle worker's pipe and its answer
+    awaited with the loop's reader, so the event loop never waits on another thread for
+    the GIL. A job past `timeout` has its worker killed and replaced."""
 
     def __init__(self, name: str, workers: int, limit: int, timeout: float, nice: int = 0,
                  imports: tuple[str, ...] = ()):
         self.name, self.workers, self.limit, self.timeout = name, workers, limit, timeout
         self._nice, self._imports = nice, imports
+        self._context = multiprocessing.get_context("spawn")  # not fork: the server has threads
         self._held = 0
-        self._executor = self._new_executor()
-
-    def _new_executor(self) -> ProcessPoolExecutor:
-        # spawn, not fork: the server has threads (uvicorn's, numba's) that a fork would copy half-made
-        return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_start_worker, initargs=(self._nice, self._imports))
-
-    def warm(self, specs) -> list:
-        """Start every worker now (and load its kernels), so the first move is not slow."""
-        return [self._executor.submit(warm_job, tuple(specs)) for _ in range(self.workers)]
+        self._jobs: asyncio.Queue | None = None
+        self._procs: list = [None] * workers
+        self._slots: list[asyncio.Task] = []
 
     @property
     def held(self) -> int:
         return self._held
 
+    def _spawn(self, i: int):
+        parent, child = self._context.Pipe()
+        proc = self._context.Process(target=_worker_main, args=(child, self._nice, self._imports), daemon=True,
+                                     name=f"play247-{self.name}-{i}")
+        proc.start()
+        child.close()
+        self._procs[i] = (proc, parent)
+        return proc, parent
+
+    def _kill(self, i: int) -> None:
+        if self._procs[i] is not None:
+            proc, conn = self._procs[i]
+            self._procs[i] = None
+            conn.close()
+            proc.kill()
+            proc.join(5)
+
+    async def start(self, specs) -> None:
+        """Start the workers and warm each with the agents it will run (their kernels
+        load now, not on a player's move)."""
+        self._jobs = asyncio.Queue()
+        for i in range(self.workers):
+            self._spawn(i)
+        await asyncio.gather(*(self._call(i, warm_job, (tuple(specs),), timeout=600) for i in range(self.workers)))
+        self._slots = [asyncio.create_task(self._serve(i)) for i in range(self.workers)]
+
+    async def _call(self, i: int, fn, args, timeout: float):
+        """Run one job on worker i; a dead or late worker is replaced (and the job fails)."""
+        if self._procs[i] is None:
+            self._spawn(i)
+        _, conn = self._procs[i]
+        loop = asyncio.get_running_loop()
+        ready = loop.create_future()
+        try:
+            conn.send((fn, args))
+            loop.add_reader(conn.fileno(), lambda: ready.done() or ready.set_result(None))
+            try:
+                await asyncio.wait_for(ready, timeout)
+            finally:
+                loop.remove_reader(conn.fileno())
+            ok, value = conn.recv()
+        except TimeoutError:
+            self._kill(i)
+            raise
+        except (EOFError, OSError):
+            self._kill(i)
+            raise RuntimeError(f"a {self.name} worker died during the job; it was replaced") from None
+        if not ok:
+            raise JobError(value)
+        return value
+
+    async def _serve(self, i: int) -> None:
+        while True:
+            fn, args, future = await self._jobs.get()
+            if future.done():  # its request gave up (timed out) while it waited
+                continue
+            try:
+                result = await self._call(i, fn, args, self.timeout)
+            except Exception as exc:  # noqa: BLE001 (handed to the request that asked)
+                if not future.done():
+                    future.set_exception(exc)
+            else:
+                if not future.done():
+                    future.set_result(result)
+
     async def run(self, fn, *args):
+        """`fn(*args)` in a worker; Saturated when the pool already holds `limit` jobs."""
         if self._held >= self.limit:
             raise Saturated(self.name, retry_after=1)
         self._held += 1
         try:
-            loop = asyncio.get_running_loop()
-            future = loop.run_in_executor(self._executor, fn, *args)
-            return await asyncio.wait_for(future, self.timeout)
-        except BrokenProcessPool:  # a worker died (killed, out of memory): start new ones
-            self._executor = self._new_executor()
-            raise RuntimeError(f"a {self.name} worker died during the job; the pool was restarted") from None
+            future = asyncio.get_running_loop().create_future()
+            self._jobs.put_nowait((fn, args, future))
+            return await asyncio.wait_for(future, self.timeout * 2)  # waiting included
         finally:
             self._held -= 1
 
     def close(self) -> None:
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        for task in self._slots:
+            task.cancel()
+        for i in range(self.workers):
+            self._kill(i)
 
 
 class Pools:
@@ -172,10 +254,11 @@ class Pools:
     def for_specs(self, specs) -> Pool:
         return self.fast if is_fast(specs) else self.slow
 
-    def warm(self, specs) -> list:
-        """Warm each pool with the agents it will run."""
-        fast = [spec for spec in set(specs) if is_fast([spec])]
-        return self.fast.warm(fast) + self.slow.warm(sorted(set(specs) - set(fast)))
+    async def start(self, specs) -> None:
+        """Start both pools, each warmed with the agents it will run."""
+        specs = set(specs)
+        fast = {spec for spec in specs if is_fast([spec])}
+        await asyncio.gather(self.fast.start(sorted(fast)), self.slow.start(sorted(specs - fast)))
 
     def close(self) -> None:
         self.fast.close()
