@@ -85,8 +85,9 @@ class Browser:
         payload = await self._reader.readexactly(int(headers.get("content-length", "0")))
         if "set-cookie" in headers:
             self.cookie = headers["set-cookie"].split(";", 1)[0]
-        if headers.get("connection", "").lower() == "close":
-            await self.close()
+        keep = headers.get("connection", "").lower()
+        if keep == "close" or (status_line.startswith(b"HTTP/1.0") and keep != "keep-alive"):
+            await self.close()  # the server ends the connection: the next request opens another
         return status, json.loads(payload or b"{}"), headers
 
 
