@@ -112,7 +112,10 @@ def serve(args, opponents, hint, record) -> int:
         raise ValueError(f"cannot serve on {args.host}:{args.port}: {exc}") from None
     host, port = sock.getsockname()[:2]
     print(f"serving 24/7 on http://{host}:{port}/ (games kept in {settings.db_path}; Ctrl-C stops)", flush=True)
-    serve(settings, args.host, port, sock=sock)
+    try:
+        serve(settings, args.host, port, sock=sock)
+    except KeyboardInterrupt:  # uvicorn has shut down cleanly, then passes Ctrl-C on
+        pass
     return 0
 
 
