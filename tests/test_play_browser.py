@@ -28,11 +28,13 @@ pytestmark = pytest.mark.skipif(not CHROMIUM.is_file(), reason="Debian's chromiu
                                 "/usr/bin/chromium (apt-get install chromium; .ci/run does)")
 
 
-@pytest.fixture
-def server(tmp_path):
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """One server for the module (each test is its own browser context, its own cookie)."""
     from humanplay.web import ServerThread, Settings
 
-    settings = Settings(opponents=["greedy"], seed=SEED, hint="ismcts:iterations=300", save_dir=tmp_path, workers=1)
+    settings = Settings(opponents=["greedy"], seed=SEED, hint="ismcts:iterations=300",
+                        save_dir=tmp_path_factory.mktemp("web"), workers=1)
     with ServerThread(settings) as srv:
         yield srv.url
 
