@@ -339,6 +339,12 @@ class Session:
             self._apply(action)  # an illegal agent move raises here: a bug in that agent
         return self.moves[first:]
 
+    def agents_answer(self, action: int) -> bool:
+        """Whether the agents move after the person's legal `action` (the game goes on)."""
+        after = self._state.clone()
+        after.step(int(action))
+        return not after.is_over and after.current_player != self.seat
+
     def apply_replies(self, actions: Sequence[int]) -> list[Move]:
         """Apply the agents' moves chosen elsewhere (the web server's workers, which ran
         `advance` on a copy of this game). Raises ValueError, changing nothing, unless

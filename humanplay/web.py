@@ -61,7 +61,7 @@ from engine import random_deal, rules
 from env import render_svg
 
 from . import workers
-from .session import DEFAULT_HINT, Session, describe_action, save_record
+from .session import DEFAULT_HINT, Session, describe_action, save_record, session_from_data
 from .store import Store
 
 STATIC = Path(__file__).parent / "static"
@@ -142,8 +142,6 @@ class Games:
             data = self.store.load(game_id)
             if data is None:
                 return None
-            from .session import session_from_data
-
             game = Game(game_id, self.store.game_owner(game_id), session_from_data(data), data["replies"],
                         data["saved"])
             self._remember(game)
@@ -224,10 +222,8 @@ class Games:
             raise ApiError(HTTPStatus.CONFLICT, "the game is over" if session.is_over else "it is not your turn")
         if action not in session.legal_actions():
             raise ApiError(HTTPStatus.UNPROCESSABLE_ENTITY, f"illegal move: {_action_text(action)} is not legal now")
-        after = session._state.clone()
-        after.step(action)
         replies = []
-        if not after.is_over and after.current_player != session.seat:
+        if session.agents_answer(action):
             replies = await self._think(self._opponents(session), workers.reply_job, session.data(), action)
         moves = session.play(action, replies)
         game.replies = [m.public(session.seat, session.team) for m in moves[1:]]
@@ -321,7 +317,7 @@ def _warm_page() -> None:
     """Draw one page now: the kernels the server itself runs load before the first browser."""
     session = Session(random_deal(0), 2, False, 0, ["greedy"], 0, "greedy", check=False)
     view_state(session.view, session, session.public_moves(), [], "warm-up")
-    session._state.clone().step(session.legal_actions()[0])
+    session.agents_answer(session.legal_actions()[0])
 
 
 def _int_field(body: dict, name: str, default, low: int, high: int):
