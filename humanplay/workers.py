@@ -119,10 +119,12 @@ def warm_job(specs: tuple[str, ...]) -> int:
 
 
 # --- in the server -----------------------------------------------------------------------------
-def _worker_main(conn, nice: int, imports: tuple[str, ...]) -> None:
-    """A worker process: run each job that comes down the pipe, send back (ok, result);
-    end when the server closes the pipe (or dies)."""
+def _worker_main(conn, nice: int, imports: tuple[str, ...], specs: tuple[str, ...]) -> None:
+    """A worker process: warm up with the agents `specs`, then run each job that comes
+    down the pipe and send back (ok, result); end when the server closes the pipe (or dies)."""
     _start_worker(nice, imports)
+    warm_job(specs)
+    conn.send("ready")  # started and warm: its first job's time is the job's own
     while True:
         try:
             fn, args = conn.recv()
@@ -139,6 +141,20 @@ class JobError(Exception):
     """A job raised in its worker (a bug, e.g. an agent's illegal move); the message names it."""
 
 
+STARTUP_TIMEOUT = 600.0  # seconds a worker may take to start (a cold numba cache compiles)
+
+
+async def _readable(conn, timeout: float) -> None:
+    """Wait until `conn` has something to read (or TimeoutError), on the event loop."""
+    loop = asyncio.get_running_loop()
+    ready = loop.create_future()
+    loop.add_reader(conn.fileno(), lambda: ready.done() or ready.set_result(None))
+    try:
+        await asyncio.wait_for(ready, timeout)
+    finally:
+        loop.remove_reader(conn.fileno())
+
+
 class Pool:
     """Worker processes, each fed by its own pipe from the event loop (see the module
     doc). No helper thread: a job is written to an idle worker's pipe and its answer
@@ -153,6 +169,8 @@ class Pool:
         self._held = 0
         self._jobs: asyncio.Queue | None = None
         self._procs: list = [None] * workers
+        self._ready = [False] * workers  # a started worker has said it is ready
+        self._specs: tuple[str, ...] = ()  # the agents each worker warms up with
         self._slots: list[asyncio.Task] = []
 
     @property
@@ -161,11 +179,13 @@ class Pool:
 
     def _spawn(self, i: int):
         parent, child = self._context.Pipe()
-        proc = self._context.Process(target=_worker_main, args=(child, self._nice, self._imports), daemon=True,
+        proc = self._context.Process(target=_worker_main, args=(child, self._nice, self._imports, self._specs),
+                                     daemon=True,
                                      name=f"play247-{self.name}-{i}")
         proc.start()
         child.close()
         self._procs[i] = (proc, parent)
+        self._ready[i] = False
         return proc, parent
 
     def _kill(self, i: int) -> None:
@@ -179,10 +199,11 @@ class Pool:
     async def start(self, specs) -> None:
         """Start the workers and warm each with the agents it will run (their kernels
         load now, not on a player's move)."""
-        self._jobs = asyncio.Queue()
+        self._jobs, self._specs = asyncio.Queue(), tuple(specs)
         for i in range(self.workers):
             self._spawn(i)
-        await asyncio.gather(*(self._call(i, warm_job, (tuple(specs),), timeout=600) for i in range(self.workers)))
+        await asyncio.gather(*(self._call(i, warm_job, ((),), timeout=STARTUP_TIMEOUT)  # each says it is ready
+                               for i in range(self.workers)))
         self._slots = [asyncio.create_task(self._serve(i)) for i in range(self.workers)]
 
     async def _call(self, i: int, fn, args, timeout: float):
@@ -190,15 +211,14 @@ class Pool:
         if self._procs[i] is None:
             self._spawn(i)
         _, conn = self._procs[i]
-        loop = asyncio.get_running_loop()
-        ready = loop.create_future()
         try:
+            if not self._ready[i]:  # a new worker's start (imports, kernels) is not the job's time
+                await _readable(conn, STARTUP_TIMEOUT)
+                if conn.recv() != "ready":
+                    raise EOFError
+                self._ready[i] = True
             conn.send((fn, args))
-            loop.add_reader(conn.fileno(), lambda: ready.done() or ready.set_result(None))
-            try:
-                await asyncio.wait_for(ready, timeout)
-            finally:
-                loop.remove_reader(conn.fileno())
+            await _readable(conn, timeout)
             ok, value = conn.recv()
         except TimeoutError:
             self._kill(i)
@@ -232,7 +252,9 @@ class Pool:
         try:
             future = asyncio.get_running_loop().create_future()
             self._jobs.put_nowait((fn, args, future))
-            return await asyncio.wait_for(future, self.timeout * 2)  # waiting included
+            # each job ahead of it is bounded by `timeout` (and a worker's restart), so this wait is too
+            bound = STARTUP_TIMEOUT + self.timeout * (self.limit // self.workers + 1)
+            return await asyncio.wait_for(future, bound)
         finally:
             self._held -= 1
 

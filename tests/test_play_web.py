@@ -293,3 +293,31 @@ def test_the_page_sees_only_the_persons_view_in_bigger_games(server, players, te
         assert status == 200
         seen.append((_public_part(state), hint))
     assert seen[0] == seen[1]
+
+
+@agents.register("play_web_test_sleepy")
+class _SleepyAgent(agents.Agent):
+    """Thinks far too long at seat 1 (an agent that hangs)."""
+
+    def act(self, observation, view) -> int:
+        if view.seat == 1:
+            import time
+
+            time.sleep(30)
+        return view.legal_actions()[0]
+
+
+@pytest.mark.slow
+def test_an_agent_that_hangs_gets_a_504_and_its_worker_is_replaced(tmp_path):
+    settings = Settings(opponents=["play_web_test_sleepy"], seed=1, hint="ismcts:iterations=50", save_dir=tmp_path,
+                        workers=1, job_timeout=1.0, imports=(__name__,))  # both in the slow pool
+    with ServerThread(settings) as srv:
+        c = Client(srv)
+        _, state = c.call("GET", "/api/state")
+        for _ in range(2):  # the second one runs on the worker that replaced the killed one
+            status, err = c.call("POST", "/api/move", {"game": state["game"], "action": _first_move(state)})
+            assert status == 504 and "too long" in err["error"]
+        _, after = c.call("GET", f"/api/state?game={state['game']}")
+        assert _public_part(after) == _public_part(state)
+        status, hint = c.call("POST", "/api/hint", {"game": state["game"]})  # the replacement works
+        assert status == 200 and hint["agent"] == "ismcts:iterations=50"
