@@ -46,20 +46,28 @@ class Store:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
+        self._current: dict[str, str | None] = {}  # sid -> current game, for the browsers seen so far
 
     def close(self) -> None:
         self._db.close()
 
     # --- browsers --------------------------------------------------------------------------
+    # (the browsers' current games are read once from the database, then kept in memory:
+    # this process is the database's only writer)
     def has_browser(self, sid: str) -> bool:
-        return self._db.execute("SELECT 1 FROM browsers WHERE sid = ?", (sid,)).fetchone() is not None
+        if sid not in self._current:
+            row = self._db.execute("SELECT game FROM browsers WHERE sid = ?", (sid,)).fetchone()
+            if row is None:
+                return False
+            self._current[sid] = row[0]
+        return True
 
     def add_browser(self, sid: str) -> None:
         self._db.execute("INSERT OR IGNORE INTO browsers (sid, game, seen) VALUES (?, NULL, ?)", (sid, time.time()))
+        self._current.setdefault(sid, None)
 
     def current_game(self, sid: str) -> str | None:
-        row = self._db.execute("SELECT game FROM browsers WHERE sid = ?", (sid,)).fetchone()
-        return None if row is None else row[0]
+        return self._current[sid] if self.has_browser(sid) else None
 
     # --- games -----------------------------------------------------------------------------
     def game_owner(self, game_id: str) -> str | None:
@@ -79,10 +87,12 @@ class Store:
             self._db.execute("INSERT INTO games (id, sid, data, updated) VALUES (?, ?, ?, ?) "
                              "ON CONFLICT (id) DO UPDATE SET data = excluded.data, updated = excluded.updated",
                              (game_id, sid, json.dumps(data, separators=(",", ":")), now))
-            if current:
+            if current and self.current_game(sid) != game_id:
                 self._db.execute("INSERT INTO browsers (sid, game, seen) VALUES (?, ?, ?) "
                                  "ON CONFLICT (sid) DO UPDATE SET game = excluded.game, seen = excluded.seen",
                                  (sid, game_id, now))
+        if current:
+            self._current[sid] = game_id  # after the commit: a failed write changes nothing here
 
     def count_games(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
