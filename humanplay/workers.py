@@ -3,7 +3,7 @@ request path.
 
 An agent's move (and a hint) is CPU work that holds the GIL, so it runs in another
 process; the server's event loop only checks requests, applies moves, draws the page and
-writes the database. A job carries the game as data (`game_data`: the record plus seed
+writes the database. A job carries the game as data (`Session.data`: the record plus seed
 and hint agent); the worker rebuilds the session, lets the agents move (or asks the
 hint agent) and sends back the actions (or the hint). Workers keep no game between jobs,
 so any worker serves any game and a restarted server needs none of them.
@@ -118,7 +118,6 @@ def warm_job(specs: tuple[str, ...]) -> int:
     return os.getpid()
 
 
-# --- in the server -----------------------------------------------------------------------------
 def _worker_main(conn, nice: int, imports: tuple[str, ...], specs: tuple[str, ...]) -> None:
     """A worker process: warm up with the agents `specs`, then run each job that comes
     down the pipe and send back (ok, result); end when the server closes the pipe (or dies)."""
@@ -137,6 +136,7 @@ def _worker_main(conn, nice: int, imports: tuple[str, ...], specs: tuple[str, ..
         conn.send(answer)
 
 
+# --- in the server -----------------------------------------------------------------------------
 class JobError(Exception):
     """A job raised in its worker (a bug, e.g. an agent's illegal move); the message names it."""
 
