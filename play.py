@@ -43,6 +43,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8000, help="port to serve on (default 8000)")
     p.add_argument("--save-dir", default="played", metavar="DIR", help="where the web app saves finished games")
+    p.add_argument("--db", default=None, metavar="FILE",
+                   help="the web app's database of every game, kept as played (default SAVE_DIR/games.sqlite3); "
+                        "a restarted server goes on with its games")
+    p.add_argument("--workers", type=int, default=2, metavar="N",
+                   help="web app: processes per agent pool (fast agents; searching agents and hints), default 2")
     return p
 
 
@@ -90,26 +95,27 @@ def _given(flag: str, argv) -> bool:
 def serve(args, opponents, hint, record) -> int:
     import agents
     from humanplay.session import opponent_specs
-    from humanplay.web import Settings, make_server
+    from humanplay.web import Settings, bind, serve
 
     for spec in set(opponent_specs(opponents, args.players)) | {hint}:
         agents.check_spec(spec)
-    settings = Settings(opponents=opponents, players=args.players, team=args.team, seat=args.seat,
-                        seed=args.seed, hint=hint, save_dir=Path(args.save_dir), record=record)
     if not 0 <= args.port <= 65535:
         raise ValueError(f"--port must be in 0..65535, got {args.port}")
+    if not 1 <= args.workers <= 64:
+        raise ValueError(f"--workers must be in 1..64, got {args.workers}")
+    settings = Settings(opponents=opponents, players=args.players, team=args.team, seat=args.seat,
+                        seed=args.seed, hint=hint, save_dir=Path(args.save_dir), record=record,
+                        db=Path(args.db) if args.db else None, workers=args.workers)
     try:
-        server = make_server(settings, args.host, args.port)
+        sock = bind(args.host, args.port)
     except OSError as exc:  # the port is taken, the address is not this machine's...
         raise ValueError(f"cannot serve on {args.host}:{args.port}: {exc}") from None
-    host, port = server.server_address[:2]
-    print(f"serving 24/7 on http://{host}:{port}/ (Ctrl-C stops)", flush=True)
+    host, port = sock.getsockname()[:2]
+    print(f"serving 24/7 on http://{host}:{port}/ (games kept in {settings.db_path}; Ctrl-C stops)", flush=True)
     try:
-        server.serve_forever()
-    except KeyboardInterrupt:
+        serve(settings, args.host, port, sock=sock)
+    except KeyboardInterrupt:  # uvicorn has shut down cleanly, then passes Ctrl-C on
         pass
-    finally:
-        server.server_close()
     return 0
 
 

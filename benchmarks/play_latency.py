@@ -21,7 +21,6 @@ import os
 import statistics
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -31,7 +30,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from agents.base import parse_spec
 from benchmarks.machine import describe, machine_info
 from engine import rules
-from humanplay.web import Settings, make_server
+from humanplay.web import ServerThread, Settings
 
 DEFAULT_OPPONENTS = ("greedy", "ismcts:time=0.1")
 
@@ -78,16 +77,11 @@ def play_games(page: Page, games: int, seed: int) -> list[float]:
 
 def measure(spec: str, games: int, seed: int) -> dict:
     with tempfile.TemporaryDirectory() as saved:
-        server = make_server(Settings(opponents=[spec], seed=seed, save_dir=Path(saved)), port=0)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        try:
-            page = Page(server.server_address[1])
+        with ServerThread(Settings(opponents=[spec], seed=seed, save_dir=Path(saved), workers=1)) as server:
+            page = Page(server.port)
             warm = page.call("POST", "/api/new", {"seed": seed + 10_000})
             page.call("POST", "/api/move", {"game": warm["game"], "action": first_move(warm)})
             times = play_games(page, games, seed)
-        finally:
-            server.shutdown()
-            server.server_close()
     limit = budget(spec)
     return {"opponent": spec, "moves": len(times), "median_s": statistics.median(times),
             "p90_s": statistics.quantiles(times, n=10)[-1], "max_s": max(times), "budget_s": limit,

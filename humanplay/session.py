@@ -6,6 +6,10 @@ The agents at the other seats are built from spec strings (`agents.make`) and pl
 through their own views, as in `agents.play.play_game`. The hint agent, too, sees only
 the human seat's view.
 
+Undo is honest: it is refused once the game is over (the record then shows the whole
+deal), and it deals every tile the person has not seen afresh (`humanplay.redeal`), so
+an undone move tells nothing about the bag or the other hands.
+
 A game is saved as a record in the format of a tournament's games.jsonl
 (`evaluation.replay`): the deal, the actions and the result, plus who sat where. A
 record from a tournament, the terminal or the web app opens in any of them
@@ -28,6 +32,8 @@ from engine import GameState, random_deal, rules
 from engine.view import PlayerView
 from env.observation import encode
 from evaluation.replay import read_records
+
+from .redeal import RedealError, redeal
 
 HUMAN = "human"
 DEFAULT_HINT = "ismcts:time=1"
@@ -189,26 +195,26 @@ class Session:
 
     Build it with `Session.new` or `Session.from_record`. `play(action)` applies the
     person's move and the agents' replies; `undo()`, `hint()`, `record()` as named.
+    The agents are built on first use, so a session that only checks and applies moves
+    (the web server's, whose agents think in worker processes) builds none.
     """
 
     def __init__(self, deal, num_players: int, team: bool, seat: int, opponents: Sequence[str],
                  seed: int | None = None, hint_spec: str = DEFAULT_HINT, actions: Sequence[int] = (),
-                 deal_seed: int | None = None):
+                 deal_seed: int | None = None, undos: int = 0, check: bool = True):
         self._state = GameState.from_deal(deal, num_players, team)  # the true game: read it through `view`
         self.seat = _check_seat(seat, num_players)
         self.seed = seed
         self.deal_seed = deal_seed
         specs = opponent_specs(opponents, num_players)
         self.labels = specs[:self.seat] + [HUMAN] + specs[self.seat:]
-        for spec in set(specs) | {hint_spec}:
+        for spec in set(specs) | {hint_spec} if check else ():  # a rebuilt session's specs were checked
             agents.check_spec(spec)
-        self.agents = {s: agents.make(label, seed=None if seed is None else seed * 10 + s)
-                       for s, label in enumerate(self.labels) if s != self.seat}
-        for s, agent in self.agents.items():
-            agent.reset(s, num_players, team)
+        self._agents: dict | None = None
         self.hint_spec = hint_spec
         self._hint_agent = None
         self._rng = np.random.default_rng(seed)
+        self.undos = undos  # undos so far: with `seed`, what each undo's fresh deal is drawn from
         self.actions: list[int] = []
         self.moves: list[Move] = []
         for action in actions:
@@ -216,15 +222,17 @@ class Session:
 
     @classmethod
     def new(cls, opponents: Sequence[str] = ("greedy",), num_players: int = 2, team: bool = False,
-            seat: int = 0, seed: int | None = None, hint_spec: str = DEFAULT_HINT) -> Session:
-        """A fresh game dealt from `seed`; the agents move until it is the person's turn."""
+            seat: int = 0, seed: int | None = None, hint_spec: str = DEFAULT_HINT, advance: bool = True) -> Session:
+        """A fresh game dealt from `seed`; the agents move until it is the person's turn
+        (unless not `advance`: the web server's workers move them)."""
         session = cls(random_deal(seed), num_players, team, seat, opponents, seed, hint_spec, deal_seed=seed)
-        session.advance()
+        if advance:
+            session.advance()
         return session
 
     @classmethod
     def from_record(cls, record: dict, opponents: Sequence[str] | None = None, seat: int | None = None,
-                    seed: int | None = None, hint_spec: str = DEFAULT_HINT) -> Session:
+                    seed: int | None = None, hint_spec: str = DEFAULT_HINT, advance: bool = True) -> Session:
         """The game of a record (any of terminal, web or tournament), at its last move.
         The person takes `seat` (default: the record's human seat, else 0); the other
         seats are played by `opponents`, else by the record's labels where those are
@@ -236,12 +244,26 @@ class Session:
             labels = list(record.get("labels") or record.get("seats") or [])
             opponents = [_playable(labels[s] if s < len(labels) else "greedy")
                          for s in range(num_players) if s != seat]
+        undos = record.get("undos", 0)
+        undos = undos if isinstance(undos, int) and not isinstance(undos, bool) and undos >= 0 else 0
         session = cls(deal, num_players, team, seat, opponents, seed, hint_spec, actions,
-                      deal_seed=record.get("deal_seed"))
-        session.advance()  # an unfinished record may stop before an agent's move
+                      deal_seed=record.get("deal_seed"), undos=undos)
+        if advance:
+            session.advance()  # an unfinished record may stop before an agent's move
         return session
 
     # --- what the person sees ------------------------------------------------------------
+    @property
+    def agents(self) -> dict:
+        """The agent at each other seat (built on first use)."""
+        if self._agents is None:
+            n, team, seed = self._state.num_players, self._state.team, self.seed
+            self._agents = {s: agents.make(label, seed=None if seed is None else seed * 10 + s)
+                            for s, label in enumerate(self.labels) if s != self.seat}
+            for s, agent in self._agents.items():
+                agent.reset(s, n, team)
+        return self._agents
+
     @property
     def view(self) -> PlayerView:
         return PlayerView(self._state, self.seat)
@@ -282,10 +304,12 @@ class Session:
         return PlayerView(state, self.seat)
 
     # --- moves -----------------------------------------------------------------------------
-    def play(self, action) -> list[Move]:
+    def play(self, action, replies: Sequence[int] | None = None) -> list[Move]:
         """The person plays `action`; then the agents move until the person's turn or the
-        end. Returns the moves made (the person's first). Raises ValueError (and changes
-        nothing) for a move out of turn or an illegal one."""
+        end (or, given `replies`, those are their moves: chosen by the web server's
+        workers). Returns the moves made (the person's first). Raises ValueError (and
+        changes nothing) for a move out of turn or an illegal one, or replies that do
+        not fit."""
         if self._state.is_over:
             raise ValueError("the game is over")
         if not self.human_to_move:
@@ -294,9 +318,14 @@ class Session:
             raise ValueError(f"an action must be an integer id, got {action!r}")
         if not self._state.is_legal(int(action)):
             raise ValueError(f"{_action_words(int(action))} is not legal now")
+        if replies is not None:
+            self._check_replies(replies, int(action))
         first = len(self.moves)
         self._apply(int(action))
-        self.advance()
+        if replies is None:
+            self.advance()
+        else:
+            self.apply_replies(replies)
         return self.moves[first:]
 
     def advance(self) -> list[Move]:
@@ -310,6 +339,33 @@ class Session:
             self._apply(action)  # an illegal agent move raises here: a bug in that agent
         return self.moves[first:]
 
+    def agents_answer(self, action: int) -> bool:
+        """Whether the agents move after the person's legal `action` (the game goes on)."""
+        after = self._state.clone()
+        after.step(int(action))
+        return not after.is_over and after.current_player != self.seat
+
+    def apply_replies(self, actions: Sequence[int]) -> list[Move]:
+        """Apply the agents' moves chosen elsewhere (the web server's workers, which ran
+        `advance` on a copy of this game). Raises ValueError, changing nothing, unless
+        they are legal and bring the game to the person's turn or its end."""
+        self._check_replies(actions)
+        first = len(self.moves)
+        for action in actions:
+            self._apply(int(action))
+        return self.moves[first:]
+
+    def _check_replies(self, actions: Sequence[int], mine: int | None = None) -> None:
+        trial = self._state.clone()
+        if mine is not None:
+            trial.step(mine)
+        for action in actions:
+            if trial.is_over or trial.current_player == self.seat or not trial.is_legal(action):
+                raise ValueError(f"the agents' replies {list(actions)} do not fit this game")
+            trial.step(action)
+        if not trial.is_over and trial.current_player != self.seat:
+            raise ValueError(f"the agents' replies {list(actions)} stop before the person's turn")
+
     def _apply(self, action: int) -> None:
         seat = self._state.current_player
         points = self._state.step(action)
@@ -317,17 +373,30 @@ class Session:
         self.moves.append(Move(seat, action, points, self._state.last_breakdown))
 
     def undo(self) -> int:
-        """Take back the person's last move and the agents' replies after it. Returns how
-        many actions were taken back; raises ValueError when the person has not moved."""
+        """Take back the person's last move and the agents' replies after it, and deal
+        the tiles the person has not seen afresh (the other hands, the bag, the removed
+        tiles: `humanplay.redeal`), so the undone move tells nothing hidden. Returns how
+        many actions were taken back. Raises ValueError, changing nothing, once the game
+        is over (its record shows the whole deal) or when the person has not moved."""
+        if self._state.is_over:
+            raise ValueError("the game is over: no undo once the whole deal can be seen")
         mine = [i for i, m in enumerate(self.moves) if m.seat == self.seat]
         if not mine:
             raise ValueError("nothing to undo: you have not moved yet")
         keep = mine[-1]
         actions, taken = self.actions[:keep], len(self.actions) - keep
-        state = GameState.from_deal(self._state.deal, self._state.num_players, self._state.team)
-        self._state, self.actions, self.moves = state, [], []
+        rng = np.random.default_rng(None if self.seed is None else [self.seed, self.undos])
+        n, team = self._state.num_players, self._state.team
+        try:
+            deal = redeal(self._state.deal, n, team, actions, self.seat, rng)
+        except RedealError as exc:
+            raise ValueError(f"cannot undo here: {exc}") from None
+        self._state, self.actions, self.moves = GameState.from_deal(deal, n, team), [], []
+        self.deal_seed, self.undos = None, self.undos + 1  # the deal is no longer the seed's
         for action in actions:
             self._apply(action)
+        for seat, agent in (self._agents or {}).items():
+            agent.reset(seat, n, team)  # a new deal: nothing an agent kept still holds
         return taken
 
     # --- hints -----------------------------------------------------------------------------
@@ -364,6 +433,11 @@ class Session:
         return {"agent": self.hint_spec, "action": int(choice), "move": describe_action(int(choice)),
                 "moves": rows, "legal": len(legal)}
 
+    def data(self) -> dict:
+        """Everything that rebuilds this session (`session_from_data`): the record, the
+        seed and the hint agent. The web server stores it and sends it to its workers."""
+        return {**self.record(), "seed": self.seed, "hint": self.hint_spec}
+
     # --- the record --------------------------------------------------------------------------
     def record(self) -> dict:
         """The game as a games.jsonl record (`evaluate.py replay` reads it)."""
@@ -373,7 +447,17 @@ class Session:
                 "num_players": state.num_players, "team": state.team, "actions": list(self.actions),
                 "scores": state.scores.tolist(), "ranking": state.ranking().tolist(),
                 "rewards": state.rewards().tolist() if state.is_over else [], "over": state.is_over,
-                "forfeit": None, "forfeit_reason": None, "error": None, "moves": len(self.actions)}
+                "forfeit": None, "forfeit_reason": None, "error": None, "moves": len(self.actions),
+                "undos": self.undos}
+
+
+def session_from_data(data: dict) -> Session:
+    """The session `Session.data` describes, at its last action (nothing is replayed by
+    the agents; the data was checked when the session was first built)."""
+    seat = data["human_seat"]
+    opponents = data["labels"][:seat] + data["labels"][seat + 1:]
+    return Session(data["deal"], data["num_players"], data["team"], seat, opponents, data["seed"], data["hint"],
+                   data["actions"], deal_seed=data.get("deal_seed"), undos=data.get("undos", 0), check=False)
 
 
 def _playable(label) -> str:

@@ -1,13 +1,23 @@
-"""The browser game: `python play.py --web [--port 8000]`, standard library only.
+"""The browser game: `python play.py --web [--host H] [--port 8000]`.
 
-One page (``static/``) and a small JSON API. Each browser gets its own games (a random
-session cookie); each game has a random id, and a request naming any other game of that
-browser is refused as stale. Every request is checked before anything changes: bad JSON,
-a wrong field, an illegal move or a stale game id gets a 4xx with a one-line reason and
-leaves the game as it was. What the page receives is read from the person's
-`PlayerView` only: the board drawn by `env.render_svg`, the person's hand and legal moves,
-the public scores, hand sizes and moves. The deal (the bag and the hidden hands) reaches
-the page only in the record of a finished game, for replays.
+An ASGI app (Starlette) served by uvicorn. One page (``static/``) and a small JSON API.
+Each browser gets its own games (a random session cookie); each game has a random id,
+and a request naming another game of that browser is refused as stale, a game of another
+browser as unknown. Every request is checked before anything changes: bad JSON, a wrong
+field, an illegal move or a stale game id gets a 4xx with a one-line reason and leaves
+the game as it was. What the page receives is read from the person's `PlayerView` only:
+the board drawn by `env.render_svg`, the person's hand and legal moves, the public
+scores, hand sizes and moves. The deal (the bag and the hidden hands) reaches the page
+only in the record of a finished game, for replays; after that there is no undo.
+
+Where the work happens:
+
+* the event loop checks each request, applies moves, draws the page and writes the game
+  to SQLite (`humanplay.store`) before answering, so a restart or ``kill -9`` loses no
+  answered move and the same cookie goes on with its game;
+* the agents think in worker processes (`humanplay.workers`): a fast pool for cheap
+  agents and a lower-priority slow pool for searching ones and hints, each bounded; a
+  full pool answers 503 with Retry-After.
 
 API (JSON; POST bodies are objects):
 
@@ -21,34 +31,48 @@ API (JSON; POST bodies are objects):
   tournament games.jsonl line).
 * ``GET /api/record?game=ID``: the record of a finished game.
 * ``GET /api/replay?game=ID&step=K``: a finished game's board after K moves.
+
+Answers that involved an agent carry ``Server-Timing: agents;dur=MS``: the agents' own
+thinking, so load tests can tell it from the server's overhead.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import contextvars
 import json
+import logging
 import secrets
+import socket
 import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from http.cookies import CookieError, SimpleCookie
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
 
-from engine import rules
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from engine import random_deal, rules
 from env import render_svg
 
-from .session import DEFAULT_HINT, Session, describe_action, save_record
+from . import workers
+from .session import DEFAULT_HINT, Session, describe_action, save_record, session_from_data
+from .store import Store
 
 STATIC = Path(__file__).parent / "static"
 STATIC_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
                 ".css": "text/css; charset=utf-8"}
 MAX_BODY = 1 << 20  # bytes; a game record is a few KiB
-MAX_BROWSERS = 64  # browser sessions kept in memory; the least recently used goes first
-REQUEST_TIMEOUT = 30  # seconds a client may take to send its request
+MAX_CACHED = 1024  # sessions kept in memory (all of them are in the database too)
 COOKIE = "play247"
+log = logging.getLogger("humanplay.web")
+# seconds the agents thought for the request being answered (each request runs in its own task)
+AGENT_SECONDS: contextvars.ContextVar[list] = contextvars.ContextVar("agent_seconds")
 
 
 class ApiError(Exception):
@@ -61,7 +85,7 @@ class ApiError(Exception):
 
 @dataclass
 class Settings:
-    """What new games are made of (from play.py's flags)."""
+    """What new games are made of (from play.py's flags), and where they are kept."""
 
     opponents: list[str] = field(default_factory=lambda: ["greedy"])
     players: int = 2
@@ -71,87 +95,126 @@ class Settings:
     hint: str = DEFAULT_HINT
     save_dir: Path = Path("played")
     record: dict | None = None  # a record the first game of every browser opens
+    db: Path | None = None  # the SQLite file of every game (default save_dir / "games.sqlite3")
+    workers: int = 2  # processes in each pool (fast agents; slow agents and hints)
+    queue: int = 256  # jobs a pool holds (running + waiting) before it answers 503
+    job_timeout: float = 120.0  # seconds an agent's job may take
+    imports: tuple[str, ...] = ()  # modules the workers import (agents registered outside `agents`)
+
+    @property
+    def db_path(self) -> Path:
+        return self.db if self.db is not None else Path(self.save_dir) / "games.sqlite3"
 
 
 @dataclass
-class Browser:
-    """One browser's games: the current one and the ids of its earlier ones."""
+class Game:
+    """One game in memory: the session and what the page shows besides it."""
 
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    game_id: str | None = None
-    session: Session | None = None
-    old_ids: set = field(default_factory=set)
+    id: str
+    sid: str
+    session: Session
     replies: list = field(default_factory=list)  # the agents' last answers, to mark on the board
     saved: str | None = None
 
+    def data(self) -> dict:
+        return {**self.session.data(), "replies": self.replies, "saved": self.saved}
+
 
 class Games:
-    """Every browser's games, by session cookie (bounded, least recently used dropped)."""
+    """Every browser's games: SQLite for keeps, an LRU of sessions for speed, the worker
+    pools for the agents. The request handlers hold the browser's lock around each call,
+    so the requests of one browser never interleave."""
 
-    def __init__(self, settings: Settings):
-        self.settings = settings
-        self._browsers: OrderedDict[str, Browser] = OrderedDict()
-        self._lock = threading.Lock()
+    def __init__(self, settings: Settings, store: Store, pools: workers.Pools):
+        self.settings, self.store, self.pools = settings, store, pools
+        self._cache: OrderedDict[str, Game] = OrderedDict()
         self._seeds = 0
-
-    def browser(self, sid: str | None) -> tuple[str, Browser]:
-        with self._lock:
-            if sid is None or sid not in self._browsers:
-                sid = secrets.token_urlsafe(16)
-                self._browsers[sid] = Browser()
-                while len(self._browsers) > MAX_BROWSERS:
-                    self._browsers.popitem(last=False)
-            self._browsers.move_to_end(sid)
-            return sid, self._browsers[sid]
 
     def next_seed(self) -> int | None:
         """Each new game a fresh deal: the settings' seed, then seed + 1, ..."""
-        with self._lock:
-            n, self._seeds = self._seeds, self._seeds + 1
+        n, self._seeds = self._seeds, self._seeds + 1
         return None if self.settings.seed is None else self.settings.seed + n
 
-    # --- actions (the caller holds the browser's lock) ---------------------------------------
-    def new_game(self, browser: Browser, body: dict) -> dict:
+    # --- games in memory and on disk --------------------------------------------------------
+    def _get(self, game_id: str) -> Game | None:
+        game = self._cache.get(game_id)
+        if game is None:
+            data = self.store.load(game_id)
+            if data is None:
+                return None
+            game = Game(game_id, self.store.game_owner(game_id), session_from_data(data), data["replies"],
+                        data["saved"])
+            self._remember(game)
+        self._cache.move_to_end(game_id)
+        return game
+
+    def _remember(self, game: Game) -> None:
+        self._cache[game.id] = game
+        self._cache.move_to_end(game.id)
+        while len(self._cache) > MAX_CACHED:
+            self._cache.popitem(last=False)  # it is in the database: nothing is lost
+
+    def _commit(self, game: Game, current: bool = True) -> None:
+        """Save the finished game's record file, then write the game to the database."""
+        if game.session.is_over and game.saved is None:
+            path = Path(self.settings.save_dir) / f"game-{time.strftime('%Y%m%d-%H%M%S')}-{game.id}.jsonl"
+            game.saved = str(save_record(game.session.record(), path))
+        self.store.save(game.sid, game.id, game.data(), current)
+        self._remember(game)
+
+    def current(self, sid: str, game_id) -> Game:
+        """The browser's game named `game_id`; 404 for an unknown id (or another
+        browser's), 409 for one of its earlier games."""
+        if not isinstance(game_id, str):
+            raise ApiError(HTTPStatus.BAD_REQUEST, f"'game' must be the game id string, got {game_id!r}")
+        if game_id != self.store.current_game(sid):
+            if self.store.game_owner(game_id) == sid:
+                raise ApiError(HTTPStatus.CONFLICT, "stale game id: this browser has started another game")
+            raise ApiError(HTTPStatus.NOT_FOUND, f"unknown game id {game_id[:40]!r}")
+        return self._get(game_id)
+
+    # --- agents, in the worker pools -------------------------------------------------------
+    async def _think(self, specs, fn, *args):
+        result, seconds = await self.pools.for_specs(specs).run(fn, *args)
+        AGENT_SECONDS.get([0.0])[0] += seconds
+        return result
+
+    def _opponents(self, session: Session) -> list[str]:
+        return [label for s, label in enumerate(session.labels) if s != session.seat]
+
+    # --- actions ---------------------------------------------------------------------------
+    async def new_game(self, sid: str, body: dict) -> dict:
         s = self.settings
         players = _int_field(body, "players", s.players, 2, 4)
         seat = _int_field(body, "seat", s.seat if s.seat < players else 0, 0, players - 1)
         seed = _int_field(body, "seed", None, 0, 2**63 - 1)
         team = s.team and players == rules.TEAM_PLAYERS
+        seed = self.next_seed() if seed is None else seed
         try:
-            session = Session.new(s.opponents, players, team, seat, self.next_seed() if seed is None else seed,
-                                  s.hint)
+            session = Session(random_deal(seed), players, team, seat, s.opponents, seed, s.hint, deal_seed=seed)
         except ValueError as exc:
             raise ApiError(HTTPStatus.BAD_REQUEST, str(exc)) from None
-        return self._start(browser, session)
+        return await self._start(sid, session)
 
-    def load_game(self, browser: Browser, record) -> dict:
+    async def load_game(self, sid: str, record) -> dict:
         s = self.settings
         try:
-            session = Session.from_record(record, None, None, s.seed, s.hint)
+            session = Session.from_record(record, None, None, s.seed, s.hint, advance=False)
         except (ValueError, TypeError) as exc:
             raise ApiError(HTTPStatus.BAD_REQUEST, f"bad game record: {exc}") from None
-        return self._start(browser, session)
+        return await self._start(sid, session)
 
-    def _start(self, browser: Browser, session: Session) -> dict:
-        if browser.game_id is not None:
-            browser.old_ids.add(browser.game_id)
-        browser.game_id, browser.session = secrets.token_urlsafe(8), session
-        browser.replies, browser.saved = [], None
-        self._save_if_over(browser)
-        return self.state(browser)
+    async def _start(self, sid: str, session: Session) -> dict:
+        if not session.is_over and not session.human_to_move:  # the agents move first
+            replies = await self._think(self._opponents(session), workers.advance_job, session.data())
+            session.apply_replies(replies)
+        game = Game(secrets.token_urlsafe(8), sid, session)
+        self._commit(game)
+        return self.state(game)
 
-    def current(self, browser: Browser, game) -> Session:
-        """The browser's game named `game`; 404 for an unknown id, 409 for a stale one."""
-        if not isinstance(game, str):
-            raise ApiError(HTTPStatus.BAD_REQUEST, f"'game' must be the game id string, got {game!r}")
-        if game != browser.game_id:
-            if game in browser.old_ids:
-                raise ApiError(HTTPStatus.CONFLICT, "stale game id: this browser has started another game")
-            raise ApiError(HTTPStatus.NOT_FOUND, f"unknown game id {game!r}")
-        return browser.session
-
-    def move(self, browser: Browser, body: dict) -> dict:
-        session = self.current(browser, body.get("game"))
+    async def move(self, sid: str, body: dict) -> dict:
+        game = self.current(sid, body.get("game"))
+        session = game.session
         action = body.get("action")
         if isinstance(action, bool) or not isinstance(action, int):
             raise ApiError(HTTPStatus.BAD_REQUEST, f"'action' must be an integer action id, got {action!r}")
@@ -159,34 +222,39 @@ class Games:
             raise ApiError(HTTPStatus.CONFLICT, "the game is over" if session.is_over else "it is not your turn")
         if action not in session.legal_actions():
             raise ApiError(HTTPStatus.UNPROCESSABLE_ENTITY, f"illegal move: {_action_text(action)} is not legal now")
-        moves = session.play(action)
-        browser.replies = [m.public(session.seat, session.team) for m in moves[1:]]
-        self._save_if_over(browser)
-        return self.state(browser)
+        replies = []
+        if session.agents_answer(action):
+            replies = await self._think(self._opponents(session), workers.reply_job, session.data(), action)
+        moves = session.play(action, replies)
+        game.replies = [m.public(session.seat, session.team) for m in moves[1:]]
+        self._commit(game)
+        return self.state(game)
 
-    def undo(self, browser: Browser, body: dict) -> dict:
-        session = self.current(browser, body.get("game"))
+    async def undo(self, sid: str, body: dict) -> dict:
+        game = self.current(sid, body.get("game"))
         try:
-            session.undo()
+            game.session.undo()
         except ValueError as exc:
             raise ApiError(HTTPStatus.CONFLICT, str(exc)) from None
-        browser.replies, browser.saved = [], None
-        return self.state(browser)
+        game.replies, game.saved = [], None
+        self._commit(game)
+        return self.state(game)
 
-    def hint(self, browser: Browser, body: dict) -> dict:
-        session = self.current(browser, body.get("game"))
-        if not session.human_to_move:
+    async def hint(self, sid: str, body: dict) -> dict:
+        game = self.current(sid, body.get("game"))
+        if not game.session.human_to_move:
             raise ApiError(HTTPStatus.CONFLICT, "a hint is for your turn")
-        return session.hint()
+        return await self._think([game.session.hint_spec], workers.hint_job, game.session.data())
 
-    def record(self, browser: Browser, game) -> dict:
-        session = self.current(browser, game)
+    def record(self, sid: str, game_id) -> dict:
+        session = self.current(sid, game_id).session
         if not session.is_over:
             raise ApiError(HTTPStatus.CONFLICT, "the record (with the deal) is given once the game is over")
         return session.record()
 
-    def replay(self, browser: Browser, game, step) -> dict:
-        session = self.current(browser, game)
+    def replay(self, sid: str, game_id, step) -> dict:
+        game = self.current(sid, game_id)
+        session = game.session
         if not session.is_over:
             raise ApiError(HTTPStatus.CONFLICT, "replays are of finished games")
         try:
@@ -196,17 +264,23 @@ class Games:
             raise ApiError(HTTPStatus.BAD_REQUEST,
                            f"'step' must be an integer in 0..{len(session.actions)}, got {step!r}") from None
         moves = session.public_moves(step)
-        return view_state(view, session, moves, moves[-1:], browser.game_id, step=step)
+        return view_state(view, session, moves, moves[-1:], game.id, step=step)
 
-    def _save_if_over(self, browser: Browser) -> None:
-        if browser.session.is_over and browser.saved is None:
-            path = self.settings.save_dir / f"game-{time.strftime('%Y%m%d-%H%M%S')}-{browser.game_id}.jsonl"
-            browser.saved = str(save_record(browser.session.record(), path))
+    async def state_of(self, sid: str, game_id) -> dict:
+        """The named game; without a name the current one (a new one if there is none)."""
+        if game_id is None:
+            current = self.store.current_game(sid)
+            if current is None:
+                if self.settings.record is not None:
+                    return await self.load_game(sid, self.settings.record)
+                return await self.new_game(sid, {})
+            return self.state(self._get(current))
+        return self.state(self.current(sid, game_id))
 
-    def state(self, browser: Browser) -> dict:
-        session = browser.session
-        out = view_state(session.view, session, session.public_moves(), browser.replies, browser.game_id)
-        out["saved"] = browser.saved
+    def state(self, game: Game) -> dict:
+        session = game.session
+        out = view_state(session.view, session, session.public_moves(), game.replies, game.id)
+        out["saved"] = game.saved
         return out
 
 
@@ -239,6 +313,13 @@ def view_state(view, session: Session, moves: list[dict], replies: list[dict], g
     }
 
 
+def _warm_page() -> None:
+    """Draw one page now: the kernels the server itself runs load before the first browser."""
+    session = Session(random_deal(0), 2, False, 0, ["greedy"], 0, "greedy", check=False)
+    view_state(session.view, session, session.public_moves(), [], "warm-up")
+    session.agents_answer(session.legal_actions()[0])
+
+
 def _int_field(body: dict, name: str, default, low: int, high: int):
     value = body.get(name, default)
     if value is None:
@@ -253,108 +334,245 @@ def _action_text(action: int) -> str:
 
 
 # --- HTTP ---------------------------------------------------------------------------------------
-class Handler(BaseHTTPRequestHandler):
-    """Routes requests to `Games`; static files from `STATIC`."""
+class Locks:
+    """One asyncio lock per browser, dropped when nobody holds or waits for it."""
 
-    server_version = "play247"
-    timeout = REQUEST_TIMEOUT
-    games: Games  # set by `make_server`
+    def __init__(self):
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
 
-    def log_message(self, format, *args):
-        if getattr(self.server, "verbose", False):
-            super().log_message(format, *args)
-
-    def do_GET(self):
-        url = urlsplit(self.path)
-        if url.path in ("/", "/index.html"):
-            return self._static("index.html")
-        if url.path.startswith("/static/"):
-            return self._static(url.path[len("/static/"):])
-        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
-        routes = {
-            "/api/state": lambda b: self._state_of(b, query.get("game")),
-            "/api/record": lambda b: self.games.record(b, query.get("game")),
-            "/api/replay": lambda b: self.games.replay(b, query.get("game"), query.get("step")),
-        }
-        self._api(routes.get(url.path))
-
-    def do_POST(self):
-        path = urlsplit(self.path).path
-        routes = {"/api/new": self.games.new_game, "/api/move": self.games.move, "/api/undo": self.games.undo,
-                  "/api/hint": self.games.hint,
-                  "/api/load": lambda b, body: self.games.load_game(b, body.get("record"))}
-        handler = routes.get(path)
-        self._api(None if handler is None else lambda b: handler(b, self._body()))
-
-    def _state_of(self, browser: Browser, game):
-        """The named game; without a name the current one (a new one if there is none)."""
-        if game is None:
-            return self.games.state(browser) if browser.session else self.games.new_game(browser, {})
-        self.games.current(browser, game)
-        return self.games.state(browser)
-
-    def _api(self, route):
-        if route is None:  # answered without a session: a stray request (a favicon) must not replace the cookie
-            message = {"error": f"no such endpoint: {self.command} {urlsplit(self.path).path}"}
-            return self._send(HTTPStatus.NOT_FOUND, json.dumps(message).encode(), "application/json")
-        sid, browser = self.games.browser(self._cookie())
+    @contextlib.asynccontextmanager
+    async def hold(self, sid: str):
+        lock, users = self._locks.get(sid, (None, 0))
+        lock = lock or asyncio.Lock()
+        self._locks[sid] = (lock, users + 1)
         try:
-            with browser.lock:  # one request at a time per browser: moves never interleave
-                if browser.session is None and self.games.settings.record is not None:
-                    self.games.load_game(browser, self.games.settings.record)
-                payload, status = route(browser), HTTPStatus.OK
-        except ApiError as exc:
-            payload, status = {"error": str(exc)}, exc.status
-        except Exception as exc:  # noqa: BLE001 (a bug, e.g. an agent's illegal reply: answer, don't drop the connection)
-            self.log_error("error in %s %s: %r", self.command, self.path, exc)
-            payload, status = {"error": f"internal error: {type(exc).__name__}: {exc}"}, HTTPStatus.INTERNAL_SERVER_ERROR
-        self._send(status, json.dumps(payload).encode(), "application/json", sid)
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[sid]
+            if users == 1:
+                del self._locks[sid]
+            else:
+                self._locks[sid] = (lock, users - 1)
 
-    def _body(self) -> dict:
-        length = self.headers.get("Content-Length")
-        if length is None or not length.isdigit():
-            raise ApiError(HTTPStatus.LENGTH_REQUIRED, "a POST needs a Content-Length")
-        if int(length) > MAX_BODY:
+
+async def read_body(request: Request) -> dict:
+    """The request's JSON object, read at most MAX_BODY bytes far."""
+    length = request.headers.get("content-length")
+    if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
+        if not length.isdigit():
+            raise ApiError(HTTPStatus.BAD_REQUEST, f"bad Content-Length {length[:20]!r}")
+        raise ApiError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"the body is over {MAX_BODY} bytes")
+    raw = bytearray()
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > MAX_BODY:
             raise ApiError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"the body is over {MAX_BODY} bytes")
-        raw = self.rfile.read(int(length))
+    try:
+        body = json.loads(bytes(raw) or b"{}")
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ApiError(HTTPStatus.BAD_REQUEST, f"malformed JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise ApiError(HTTPStatus.BAD_REQUEST, f"the body must be a JSON object, got {type(body).__name__}")
+    return body
+
+
+def make_app(settings: Settings) -> Starlette:
+    """The game as an ASGI app. Its lifespan opens the database and starts the worker
+    pools (and closes them)."""
+    state: dict = {}
+    locks = Locks()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        store = Store(settings.db_path)
+        pools = workers.Pools(settings.workers, settings.queue, max(settings.queue // 4, 8),
+                              settings.job_timeout, settings.imports)
+        await pools.start(set(settings.opponents) | {settings.hint})
+        state["games"] = Games(settings, store, pools)
+        _warm_page()
         try:
-            body = json.loads(raw or b"{}")
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ApiError(HTTPStatus.BAD_REQUEST, f"malformed JSON: {exc}") from None
-        if not isinstance(body, dict):
-            raise ApiError(HTTPStatus.BAD_REQUEST, f"the body must be a JSON object, got {type(body).__name__}")
-        return body
+            yield
+        finally:
+            pools.close()
+            store.close()
 
-    def _cookie(self) -> str | None:
-        jar = SimpleCookie()
-        try:
-            jar.load(self.headers.get("Cookie", ""))
-        except CookieError:  # a malformed cookie header: treat as none
-            return None
-        return jar[COOKIE].value if COOKIE in jar else None
+    def api(handler, method: str):
+        async def endpoint(request: Request) -> Response:
+            games: Games = state["games"]
+            sid = request.cookies.get(COOKIE)
+            if not (isinstance(sid, str) and 0 < len(sid) <= 64 and games.store.has_browser(sid)):
+                sid = secrets.token_urlsafe(16)
+                games.store.add_browser(sid)
+            headers = {"Cache-Control": "no-store",
+                       "Set-Cookie": f"{COOKIE}={sid}; Path=/; HttpOnly; SameSite=Strict"}
+            try:
+                body = await read_body(request) if method == "POST" else None
+                async with locks.hold(sid):  # one request at a time per browser: moves never interleave
+                    thought = [0.0]
+                    AGENT_SECONDS.set(thought)
+                    payload = await handler(games, sid, request, body)
+                    if thought[0]:
+                        headers["Server-Timing"] = f"agents;dur={thought[0] * 1000:.1f}"
+                status = HTTPStatus.OK
+            except ApiError as exc:
+                payload, status = {"error": str(exc)}, exc.status
+            except workers.Saturated as exc:
+                payload, status = {"error": str(exc)}, HTTPStatus.SERVICE_UNAVAILABLE
+                headers["Retry-After"] = str(exc.retry_after)
+            except TimeoutError:
+                payload, status = {"error": "the agents took too long to answer"}, HTTPStatus.GATEWAY_TIMEOUT
+            except workers.JobError as exc:  # an agent's bug, reported by its worker
+                log.error("agent error in %s %s: %s", request.method, request.url.path, exc)
+                payload, status = {"error": f"internal error: {exc}"}, HTTPStatus.INTERNAL_SERVER_ERROR
+            except Exception as exc:  # noqa: BLE001 (a bug, e.g. an agent's illegal reply: answer, don't drop the connection)
+                log.exception("error in %s %s", request.method, request.url.path)
+                payload = {"error": f"internal error: {type(exc).__name__}: {exc}"}
+                status = HTTPStatus.INTERNAL_SERVER_ERROR
+            return JSONResponse(payload, status_code=status, headers=headers)
 
-    def _static(self, name: str):
-        path = (STATIC / name).resolve()
-        if path.parent != STATIC.resolve() or path.suffix not in STATIC_TYPES or not path.is_file():
-            return self._send(HTTPStatus.NOT_FOUND, b"not found", "text/plain; charset=utf-8")
-        self._send(HTTPStatus.OK, path.read_bytes(), STATIC_TYPES[path.suffix])
+        return Route(f"/api/{handler.__name__.strip('_')}", endpoint, methods=[method])
 
-    def _send(self, status: HTTPStatus, data: bytes, kind: str, sid: str | None = None):
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("Cache-Control", "no-store")
-        if sid is not None:
-            self.send_header("Set-Cookie", f"{COOKIE}={sid}; Path=/; HttpOnly; SameSite=Strict")
-        self.end_headers()
-        self.wfile.write(data)
+    async def state_(games, sid, request, body):
+        return await games.state_of(sid, request.query_params.get("game"))
+
+    async def record(games, sid, request, body):
+        return games.record(sid, request.query_params.get("game"))
+
+    async def replay(games, sid, request, body):
+        return games.replay(sid, request.query_params.get("game"), request.query_params.get("step"))
+
+    async def new(games, sid, request, body):
+        return await games.new_game(sid, body)
+
+    async def move(games, sid, request, body):
+        return await games.move(sid, body)
+
+    async def undo(games, sid, request, body):
+        return await games.undo(sid, body)
+
+    async def hint(games, sid, request, body):
+        return await games.hint(sid, body)
+
+    async def load(games, sid, request, body):
+        return await games.load_game(sid, body.get("record"))
+
+    async def page(request: Request) -> Response:
+        return _static("index.html")
+
+    async def static(request: Request) -> Response:
+        return _static(request.path_params["name"])
+
+    async def not_found(request: Request, exc) -> Response:
+        # answered without a session: a stray request (a favicon) must not replace the cookie
+        return JSONResponse({"error": f"no such endpoint: {request.method} {request.url.path[:100]}"},
+                            status_code=exc.status_code if exc.status_code in (404, 405) else 404)
+
+    routes = [api(state_, "GET"), api(record, "GET"), api(replay, "GET"), api(new, "POST"), api(move, "POST"),
+              api(undo, "POST"), api(hint, "POST"), api(load, "POST"),
+              Route("/", page), Route("/index.html", page), Route("/static/{name:path}", static)]
+    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_found})
 
 
-def make_server(settings: Settings, host: str = "127.0.0.1", port: int = 8000, verbose: bool = False):
-    """A `ThreadingHTTPServer` serving the game (port 0: any free port; see
-    ``server.server_address``). Call ``serve_forever()``, then ``shutdown()``."""
-    handler = type("PlayHandler", (Handler,), {"games": Games(settings)})
-    server = ThreadingHTTPServer((host, port), handler)
-    server.daemon_threads = True
-    server.verbose = verbose
-    return server
+def _static(name: str) -> Response:
+    path = (STATIC / name).resolve()
+    if path.parent != STATIC.resolve() or path.suffix not in STATIC_TYPES or not path.is_file():
+        return Response(b"not found", status_code=404, media_type="text/plain; charset=utf-8")
+    return FileResponse(path, media_type=STATIC_TYPES[path.suffix], headers={"Cache-Control": "no-store"})
+
+
+# --- serving ---------------------------------------------------------------------------------------
+MAX_HEAD = 64 * 1024  # bytes of a request's line and headers
+
+
+def http_protocol():
+    """uvicorn's fast HTTP parser (httptools) with a bound on the request head, which it
+    lacks (it buffers a header of any size); without httptools, h11 (bounded by MAX_HEAD)."""
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    except ImportError:
+        return "h11"
+
+    class BoundedHead(HttpToolsProtocol):
+        _head_bytes = 0
+        _in_head = True
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            self._in_head, self._head_bytes = True, 0
+
+        def on_headers_complete(self) -> None:
+            self._in_head = False
+            super().on_headers_complete()
+
+        def data_received(self, data: bytes) -> None:
+            if self._in_head:
+                self._head_bytes += len(data)
+                if self._head_bytes > MAX_HEAD + 65536:  # + one read's worth of body after the head
+                    self.send_400_response(f"the request line and headers are over {MAX_HEAD} bytes")
+                    return
+            super().data_received(data)
+
+    return BoundedHead
+
+
+def uvicorn_config(settings: Settings, host: str = "127.0.0.1", port: int = 8000, verbose: bool = False):
+    import uvicorn
+
+    return uvicorn.Config(make_app(settings), host=host, port=port, log_level="info" if verbose else "warning",
+                          access_log=verbose, backlog=2048, limit_concurrency=2048, timeout_keep_alive=30,
+                          lifespan="on", http=http_protocol(), h11_max_incomplete_event_size=MAX_HEAD)
+
+
+def bind(host: str = "127.0.0.1", port: int = 8000) -> socket.socket:
+    """A listening-ready socket on (host, port) (port 0: any free one). Raises OSError
+    when the address is taken or not this machine's."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8000, verbose: bool = False,
+          sock: socket.socket | None = None) -> None:
+    """Serve until Ctrl-C or SIGTERM (uvicorn), on `sock` if given (see `bind`)."""
+    import uvicorn
+
+    sock = sock or bind(host, port)
+    try:
+        uvicorn.Server(uvicorn_config(settings, host, sock.getsockname()[1], verbose)).run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+class ServerThread:
+    """The app served by uvicorn in a thread of this process, on a free port (tests and
+    benchmarks): ``with ServerThread(settings) as srv: srv.url``."""
+
+    def __init__(self, settings: Settings, host: str = "127.0.0.1"):
+        import uvicorn
+
+        self._sock = bind(host, 0)
+        self.port = self._sock.getsockname()[1]
+        self.url = f"http://{host}:{self.port}"
+        self.server = uvicorn.Server(uvicorn_config(settings, host, self.port))
+        self._thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self._sock]}, daemon=True)
+
+    def __enter__(self) -> ServerThread:
+        self._thread.start()
+        deadline = time.monotonic() + 120
+        while not self.server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the web server did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self._thread.join(timeout=30)
+        self._sock.close()

@@ -1,12 +1,17 @@
 """The web game in a real headless Chromium (Debian's /usr/bin/chromium driven by
 Playwright; never a downloaded browser): a whole 2-player game against greedy played by
 clicking, the scores on the page checked against the engine, and a screenshot of the
-page saved to docs/play_web.png (the README shows it)."""
+page mid-game checked for what the browser shows.
+
+The README's picture, docs/play_web.png, is this test's screenshot; to draw it again:
+
+    PLAY_WEB_SCREENSHOT=docs/play_web.png python -m pytest tests/test_play_browser.py -k full_game
+"""
 
 from __future__ import annotations
 
 import json
-import threading
+import os
 from pathlib import Path
 
 import pytest
@@ -14,7 +19,6 @@ import pytest
 from engine import GameState
 
 CHROMIUM = Path("/usr/bin/chromium")
-SCREENSHOT = Path(__file__).resolve().parents[1] / "docs" / "play_web.png"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--no-first-run", "--disable-sync"]
 SEED = 11
@@ -24,17 +28,15 @@ pytestmark = pytest.mark.skipif(not CHROMIUM.is_file(), reason="Debian's chromiu
                                 "/usr/bin/chromium (apt-get install chromium; .ci/run does)")
 
 
-@pytest.fixture
-def server(tmp_path):
-    from humanplay.web import Settings, make_server
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """One server for the module (each test is its own browser context, its own cookie)."""
+    from humanplay.web import ServerThread, Settings
 
-    settings = Settings(opponents=["greedy"], seed=SEED, hint="ismcts:iterations=300", save_dir=tmp_path)
-    srv = make_server(settings, port=0)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-    srv.server_close()
+    settings = Settings(opponents=["greedy"], seed=SEED, hint="ismcts:iterations=300",
+                        save_dir=tmp_path_factory.mktemp("web"), workers=1)
+    with ServerThread(settings) as srv:
+        yield srv.url
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +86,25 @@ def _play_one(page) -> None:
     page.locator("#hand .tile.playable").first.click()
 
 
-def test_full_game_against_greedy_by_clicking(server, page):
+def _check_screenshot(path: Path, page) -> None:
+    """The picture is the page as the browser drew it now: a PNG as wide as the window,
+    with the board's tiles and the green of the legal cells in it, taken while the page
+    shows the hint and the person's hand."""
+    from matplotlib.image import imread
+
+    pixels = imread(path)[:, :, :3]
+    assert pixels.shape[1] == 1100 and pixels.shape[0] >= 720
+    assert len({tuple(p) for p in (pixels[::7, ::7] * 255).astype(int).reshape(-1, 3)}) > 20  # not a blank page
+    red, green, blue = pixels[..., 0], pixels[..., 1], pixels[..., 2]
+    assert ((green > red + 0.1) & (green > blue + 0.1)).sum() > 500  # the legal cells' green
+    assert "hint (" in page.locator("#hintbox").inner_text()
+    assert page.locator("#hand .tile").count() == len(page.evaluate("game.hand")) > 0
+    assert page.locator("#cells .cell").count() == 49 and page.locator("#cells .cell.selected").count() == 1
+
+
+def test_full_game_against_greedy_by_clicking(server, page, tmp_path):
+    screenshot = Path(os.environ.get("PLAY_WEB_SCREENSHOT") or tmp_path / "play_web.png")
+    screenshot.unlink(missing_ok=True)  # the check below is of the picture this run takes
     page.goto(server)
     page.wait_for_selector("#cells .cell")
     _wait_for_answer(page)
@@ -96,8 +116,9 @@ def test_full_game_against_greedy_by_clicking(server, page):
             page.click("#hint")
             page.wait_for_selector("#hintbox:not([hidden])")
             page.locator("#cells .cell.legal").first.click()
-            SCREENSHOT.parent.mkdir(exist_ok=True)
-            page.screenshot(path=str(SCREENSHOT), full_page=True, animations="disabled")
+            assert not screenshot.exists()
+            page.screenshot(path=str(screenshot), full_page=True, animations="disabled")
+            _check_screenshot(screenshot, page)
             page.locator("#cells .cell.selected").click()  # deselect, then play as usual
         _play_one(page)
         page.wait_for_function(f"() => !busy && (game.turn > {turn} || game.over)")
@@ -115,13 +136,14 @@ def test_full_game_against_greedy_by_clicking(server, page):
     assert [int(x) for x in page.locator("#scores td[id^=tiles]").all_inner_texts()] == state.hand_sizes.tolist()
     assert record["labels"] == ["human", "greedy"]
     assert "game over" in page.locator("#status").inner_text()
+    assert page.locator("#undo").is_disabled()  # no undo once the deal can be seen
     # step-by-step replay of the finished game
     page.click("#first")
     page.wait_for_function("() => !busy && document.getElementById('stepinfo').textContent.startsWith('move 0 ')")
     assert _scores(page) == [0, 0]
     page.click("#next")
     page.wait_for_function("() => !busy && document.getElementById('stepinfo').textContent.startsWith('move 1 ')")
-    assert SCREENSHOT.is_file() and SCREENSHOT.stat().st_size > 10_000
+    assert screenshot.is_file() and moves > SCREENSHOT_MOVE
 
 
 def test_illegal_click_changes_nothing(server, page):

@@ -182,3 +182,67 @@ def test_team_shows_are_seen_only_by_the_partner():
                                     "points": 0, "breakdown": ""}
     with pytest.raises(ValueError, match="cannot show"):
         terminal.parse_move(f"show {value}", session)  # once a turn
+
+
+# --- undo is honest: no undo after the end, and an undo deals the unseen tiles afresh -----------
+def test_no_undo_once_the_game_is_over(tmp_path):
+    session = Session.new(["greedy"], seed=6, hint_spec=HINT)
+    while not session.is_over:
+        session.play(session.legal_actions()[0])
+    record = session.record()  # the whole deal is public now
+    with pytest.raises(ValueError, match="game is over"):
+        session.undo()
+    assert session.record() == record
+    script = Script([])
+    assert terminal._command("undo", session, tmp_path / "x.jsonl", script.write)
+    assert "game is over" in script.text and session.record() == record
+
+
+def test_undo_deals_what_the_person_has_not_seen_afresh(tmp_path):
+    """Two games that differ only in tiles seat 0 has not seen: after a move and its undo
+    they are the same game (the unseen tiles were dealt again from what seat 0 saw), so
+    the undone move told nothing about the bag or the other hand."""
+    deal = random_deal(23)
+    sessions = []
+    for d in (deal, _hidden_twin(deal, 2)):
+        session = Session(d, 2, False, 0, ["greedy"], seed=5, hint_spec=HINT)
+        script = Script([_typed(session), "undo", "quit"])
+        terminal.run(session, tmp_path / "u.jsonl", script.read, script.write)
+        assert "took back 2 move(s)" in script.text
+        sessions.append(session)
+    a, b = (s.record() for s in sessions)
+    assert a["deal"] == b["deal"] and a["actions"] == b["actions"] == []
+    # and the fresh deal is a real one: the game plays on from it and its record replays
+    session = sessions[0]
+    for _ in range(3):
+        session.play(session.legal_actions()[0])
+    session.undo()
+    replayed = GameState.from_deal(session.record()["deal"], 2)
+    for action in session.actions:
+        replayed.step(action)
+    assert replayed.scores.tolist() == session.view.scores.tolist()
+    assert replayed.hands.tolist() == session._state.hands.tolist()
+
+
+def test_undo_redeals_in_bigger_games_and_keeps_what_was_seen():
+    """Undos deep into 3- and 4-player and team games: each undo comes back to the same
+    public position and hand, and playing the same move again does not always draw the
+    tile drawn before (the bag was dealt afresh)."""
+    for players, team, seat in ((3, False, 1), (4, False, 2), (4, True, 3)):
+        session = Session.new(["greedy"], players, team, seat, seed=players + seat, hint_spec=HINT)
+        redrawn = 0
+        for _ in range(12):
+            before = (session.view.board.tolist(), session.view.hand.tolist(), session.view.scores.tolist())
+            action = session.legal_actions()[0]
+            session.play(action)
+            if session.is_over:
+                break
+            drawn = session.view.hand.tolist()
+            session.undo()
+            assert (session.view.board.tolist(), session.view.hand.tolist(),
+                    session.view.scores.tolist()) == before
+            session.play(action)
+            redrawn += session.view.hand.tolist() != drawn
+            if session.is_over:
+                break
+        assert len(session.actions) > 3 and redrawn > 0, (players, team)

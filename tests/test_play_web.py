@@ -1,12 +1,11 @@
-"""The web app's endpoints through a client (urllib against a server on a free port):
-games kept apart per browser, every bad request refused with a clear 4xx and nothing
-changed, hidden tiles never sent before the game is over."""
+"""The web app's endpoints through a client (urllib against the uvicorn server on a free
+port): games kept apart per browser, every bad request refused with a clear 4xx and
+nothing changed, hidden tiles never sent before the game is over, no undo after it."""
 
 from __future__ import annotations
 
 import http.cookiejar
 import json
-import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -17,26 +16,25 @@ import pytest
 import agents
 from agents.play import play_game
 from engine import GameState, random_deal, rules
-from humanplay.web import MAX_BODY, Settings, make_server
+from humanplay.web import MAX_BODY, ServerThread, Settings, serve
 
 HINT = "ismcts:iterations=100"
 
 
-@pytest.fixture
-def server(tmp_path):
-    srv = make_server(Settings(opponents=["greedy"], seed=3, hint=HINT, save_dir=tmp_path), port=0)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """One server for the module's tests (each test is its own browsers, so they do not
+    meet): its worker processes start once."""
+    tmp = tmp_path_factory.mktemp("web")
+    with ServerThread(Settings(opponents=["greedy"], seed=3, hint=HINT, save_dir=tmp, workers=1)) as srv:
+        yield srv
 
 
 class Client:
     """One browser: its own cookie jar."""
 
     def __init__(self, srv):
-        self.base = f"http://127.0.0.1:{srv.server_address[1]}"
+        self.base = srv.url
         self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
 
     def raw(self, method, path, data=None, headers=None):
@@ -195,7 +193,7 @@ def test_static_files_and_default_host(server):
     assert c.raw("GET", "/static/%2e%2e/web.py")[0] == 404
     import inspect
 
-    assert inspect.signature(make_server).parameters["host"].default == "127.0.0.1"
+    assert inspect.signature(serve).parameters["host"].default == "127.0.0.1"
 
 
 def test_latency_benchmark_runs(capsys):
@@ -216,13 +214,110 @@ class _IllegalAgent(agents.Agent):
 
 
 def test_a_broken_agent_gets_a_500_not_a_dropped_connection(tmp_path):
-    srv = make_server(Settings(opponents=["play_web_test_illegal"], seed=1, hint=HINT, save_dir=tmp_path), port=0)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    try:
+    settings = Settings(opponents=["play_web_test_illegal"], seed=1, hint=HINT, save_dir=tmp_path, workers=1,
+                        imports=(__name__,))  # the workers learn the broken agent from this module
+    with ServerThread(settings) as srv:
         c = Client(srv)
         _, state = c.call("GET", "/api/state")
         status, err = c.call("POST", "/api/move", {"game": state["game"], "action": _first_move(state)})
         assert status == 500 and "internal error" in err["error"]
-    finally:
-        srv.shutdown()
-        srv.server_close()
+        _, after = c.call("GET", f"/api/state?game={state['game']}")
+        assert _public_part(after) == _public_part(state)
+
+
+def test_no_undo_after_the_end_once_the_record_is_out(server):
+    c = Client(server)
+    _, state = c.call("POST", "/api/new", {"seed": 4})
+    while not state["over"]:
+        _, state = c.call("POST", "/api/move", {"game": state["game"], "action": _first_move(state)})
+    status, record = c.call("GET", f"/api/record?game={state['game']}")
+    assert status == 200
+    status, err = c.call("POST", "/api/undo", {"game": state["game"]})
+    assert status == 409 and "game is over" in err["error"]
+    _, after = c.call("GET", f"/api/state?game={state['game']}")
+    assert _public_part(after) == _public_part(state)
+    assert c.call("GET", f"/api/record?game={state['game']}")[1] == record
+
+
+def test_undo_on_the_web_deals_the_unseen_tiles_afresh(server):
+    """Two browsers whose deals differ only in tiles seat 0 has not seen play a move, undo
+    it and play it again: they see the same game (the old code drew the same tile again
+    from each deal, so the undone move told the person the top of the bag)."""
+    deal = np.asarray(random_deal(31))
+    twin = deal.copy()
+    hidden = [1, 2, 3] + list(range(4 + rules.hand_size(2), rules.NUM_TILES))
+    twin[hidden] = np.roll(deal[hidden], 5)
+    pages = []
+    for d in (deal, twin):
+        c = Client(server)
+        rec = {"deal": d.tolist(), "num_players": 2, "team": False, "actions": [], "labels": ["human", "greedy"]}
+        _, state = c.call("POST", "/api/load", {"record": rec})
+        action = _first_move(state)
+        c.call("POST", "/api/move", {"game": state["game"], "action": action})
+        status, undone = c.call("POST", "/api/undo", {"game": state["game"]})
+        assert status == 200 and _public_part(undone) == _public_part(state)
+        _, again = c.call("POST", "/api/move", {"game": state["game"], "action": action})
+        pages.append(_public_part(again))
+    assert pages[0] == pages[1]
+
+
+@pytest.mark.parametrize("players, team, seat", [(3, False, 1), (4, False, 3), (4, True, 2)])
+def test_the_page_sees_only_the_persons_view_in_bigger_games(server, players, team, seat):
+    """A game some moves in (every seat has played), and its twin that differs only in
+    tiles the person has not seen (the other hands, the bag, the removed tiles, dealt
+    again by `humanplay.redeal`): the two pages and their hints are the same."""
+    from humanplay.redeal import redeal
+    from humanplay.session import Session
+
+    session = Session.new(["greedy"], players, team, seat, seed=40 + players + seat, hint_spec=HINT)
+    for _ in range(4):
+        session.play(session.legal_actions()[0])
+    deal, actions = session.record()["deal"], session.actions
+    twin = redeal(deal, players, team, actions, seat, np.random.default_rng(1)).tolist()
+    hands = []
+    for d in (deal, twin):
+        state = GameState.from_deal(d, players, team)
+        for action in actions:
+            state.step(action)
+        hands.append([state.hands[s].tolist() for s in range(players) if s != seat])
+    assert hands[0] != hands[1]  # the twins differ in the other seats' hands now
+    seen = []
+    for d in (deal, twin):
+        c = Client(server)
+        record = {"deal": d, "num_players": players, "team": team, "actions": actions, "human_seat": seat,
+                  "labels": session.labels}
+        status, state = c.call("POST", "/api/load", {"record": record})
+        assert status == 200 and state["your_turn"] and state["turn"] == len(actions)
+        assert {m["seat"] for m in state["moves"]} == set(range(players))
+        status, hint = c.call("POST", "/api/hint", {"game": state["game"]})
+        assert status == 200
+        seen.append((_public_part(state), hint))
+    assert seen[0] == seen[1]
+
+
+@agents.register("play_web_test_sleepy")
+class _SleepyAgent(agents.Agent):
+    """Thinks far too long at seat 1 (an agent that hangs)."""
+
+    def act(self, observation, view) -> int:
+        if view.seat == 1:
+            import time
+
+            time.sleep(30)
+        return view.legal_actions()[0]
+
+
+@pytest.mark.slow
+def test_an_agent_that_hangs_gets_a_504_and_its_worker_is_replaced(tmp_path):
+    settings = Settings(opponents=["play_web_test_sleepy"], seed=1, hint="ismcts:iterations=50", save_dir=tmp_path,
+                        workers=1, job_timeout=1.0, imports=(__name__,))  # both in the slow pool
+    with ServerThread(settings) as srv:
+        c = Client(srv)
+        _, state = c.call("GET", "/api/state")
+        for _ in range(2):  # the second one runs on the worker that replaced the killed one
+            status, err = c.call("POST", "/api/move", {"game": state["game"], "action": _first_move(state)})
+            assert status == 504 and "too long" in err["error"]
+        _, after = c.call("GET", f"/api/state?game={state['game']}")
+        assert _public_part(after) == _public_part(state)
+        status, hint = c.call("POST", "/api/hint", {"game": state["game"]})  # the replacement works
+        assert status == 200 and hint["agent"] == "ismcts:iterations=50"

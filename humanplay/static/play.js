@@ -62,7 +62,8 @@ function draw(state) {
   drawLog(state.moves);
   $("bag").textContent = `bag: ${state.bag} tiles` + (state.partner_shows ? ` · your partner shows you a ${state.partner_shows}` : "");
   $("pass").hidden = !state.can_pass;
-  $("undo").disabled = state.step !== null && state.step !== undefined;
+  // no undo once the game is over: the record (the whole deal) can be seen then
+  $("undo").disabled = state.over || (state.step !== null && state.step !== undefined);
   $("hint").disabled = !state.your_turn;
   const replay = $("replay");
   replay.hidden = !state.over;

@@ -1,0 +1,287 @@
+"""Where the web game's agents think: bounded pools of worker processes, off the
+request path.
+
+An agent's move (and a hint) is CPU work that holds the GIL, so it runs in another
+process; the server's event loop only checks requests, applies moves, draws the page and
+writes the database. A job carries the game as data (`Session.data`: the record plus seed
+and hint agent); the worker rebuilds the session, lets the agents move (or asks the
+hint agent) and sends back the actions (or the hint). Workers keep no game between jobs,
+so any worker serves any game and a restarted server needs none of them.
+
+Two pools, so that slow thinkers never queue in front of fast ones:
+
+* ``fast``: jobs whose agents are all cheap (`FAST_AGENTS`: greedy, random), at normal
+  priority;
+* ``slow``: everything else (searching agents, the default ``ismcts:time=1`` hint), at a
+  lower CPU priority (``nice``), so a room full of hint requests slows the hints, not
+  the other players' moves.
+
+Each pool takes at most `limit` jobs at once (running plus waiting); one more is refused
+with `Saturated` (the server answers 503 with Retry-After) instead of queueing without
+bound. A job that runs past `timeout` seconds fails with `TimeoutError` and its worker
+is killed and replaced; so is a worker that dies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+import time
+
+from agents.base import parse_spec
+
+FAST_AGENTS = frozenset({"greedy", "random"})  # agents that answer in about a millisecond
+SLOW_NICE = 10  # the slow pool's CPU priority offset (higher = yields to the rest)
+
+
+class Saturated(Exception):
+    """The pool already holds its limit of jobs; try again after `retry_after` seconds."""
+
+    def __init__(self, pool: str, retry_after: int):
+        super().__init__(f"the server is busy ({pool} agents): try again in {retry_after} s")
+        self.retry_after = retry_after
+
+
+def is_fast(specs) -> bool:
+    return all(parse_spec(spec)[0] in FAST_AGENTS for spec in specs)
+
+
+# --- in the worker process -------------------------------------------------------------------
+def _start_worker(nice: int, imports: tuple[str, ...]) -> None:
+    _exit_with_parent()
+    if nice:
+        os.nice(nice)
+    import importlib
+
+    for name in imports:  # modules that register extra agents (tests)
+        importlib.import_module(name)
+    from engine import GameState
+
+    GameState.new(2, seed=0).legal_actions()  # load the engine's compiled kernels now, not on a move
+
+
+def _exit_with_parent() -> None:
+    """End this worker when the server is gone (killed with -9, it cannot tell us)."""
+    import threading
+
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True, name="exit-with-server").start()
+
+
+def _session(data: dict):
+    from .session import session_from_data
+
+    return session_from_data(data)
+
+
+def reply_job(data: dict, action: int) -> tuple[list[int], float]:
+    """The agents' replies to the person's `action` in the game `data`, and the seconds
+    they thought."""
+    start = time.perf_counter()
+    session = _session(data)
+    moves = session.play(action)
+    return [m.action for m in moves[1:]], time.perf_counter() - start
+
+
+def advance_job(data: dict) -> tuple[list[int], float]:
+    """The agents' moves until the person's turn (a new game where the person is not seat 0)."""
+    start = time.perf_counter()
+    moves = _session(data).advance()
+    return [m.action for m in moves], time.perf_counter() - start
+
+
+def hint_job(data: dict) -> tuple[dict, float]:
+    start = time.perf_counter()
+    return _session(data).hint(), time.perf_counter() - start
+
+
+def warm_job(specs: tuple[str, ...]) -> int:
+    """Load what the first real job would: the engine's kernels and each agent's (a short
+    game of each), so no player waits for them."""
+    from .session import Session
+
+    for spec in specs:
+        fast = parse_spec(spec)[0] in FAST_AGENTS
+        session = Session.new([spec if fast else "greedy"], seed=0, hint_spec=spec if not fast else "greedy")
+        for _ in range(2):
+            if session.human_to_move:
+                if not fast:
+                    session.hint()
+                session.play(session.legal_actions()[0])
+    return os.getpid()
+
+
+def _worker_main(conn, nice: int, imports: tuple[str, ...], specs: tuple[str, ...]) -> None:
+    """A worker process: warm up with the agents `specs`, then run each job that comes
+    down the pipe and send back (ok, result); end when the server closes the pipe (or dies)."""
+    _start_worker(nice, imports)
+    warm_job(specs)
+    conn.send("ready")  # started and warm: its first job's time is the job's own
+    while True:
+        try:
+            fn, args = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            answer = (True, fn(*args))
+        except Exception as exc:  # noqa: BLE001 (the server reports it; the worker goes on)
+            answer = (False, f"{type(exc).__name__}: {exc}")
+        conn.send(answer)
+
+
+# --- in the server -----------------------------------------------------------------------------
+class JobError(Exception):
+    """A job raised in its worker (a bug, e.g. an agent's illegal move); the message names it."""
+
+
+STARTUP_TIMEOUT = 600.0  # seconds a worker may take to start (a cold numba cache compiles)
+
+
+async def _readable(conn, timeout: float) -> None:
+    """Wait until `conn` has something to read (or TimeoutError), on the event loop."""
+    loop = asyncio.get_running_loop()
+    ready = loop.create_future()
+    loop.add_reader(conn.fileno(), lambda: ready.done() or ready.set_result(None))
+    try:
+        await asyncio.wait_for(ready, timeout)
+    finally:
+        loop.remove_reader(conn.fileno())
+
+
+class Pool:
+    """Worker processes, each fed by its own pipe from the event loop (see the module
+    doc). No helper thread: a job is written to an idle worker's pipe and its answer
+    awaited with the loop's reader, so the event loop never waits on another thread for
+    the GIL. A job past `timeout` has its worker killed and replaced."""
+
+    def __init__(self, name: str, workers: int, limit: int, timeout: float, nice: int = 0,
+                 imports: tuple[str, ...] = ()):
+        self.name, self.workers, self.limit, self.timeout = name, workers, limit, timeout
+        self._nice, self._imports = nice, imports
+        self._context = multiprocessing.get_context("spawn")  # not fork: the server has threads
+        self._held = 0
+        self._jobs: asyncio.Queue | None = None
+        self._procs: list = [None] * workers
+        self._ready = [False] * workers  # a started worker has said it is ready
+        self._specs: tuple[str, ...] = ()  # the agents each worker warms up with
+        self._slots: list[asyncio.Task] = []
+
+    @property
+    def held(self) -> int:
+        return self._held
+
+    def _spawn(self, i: int):
+        parent, child = self._context.Pipe()
+        proc = self._context.Process(target=_worker_main, args=(child, self._nice, self._imports, self._specs),
+                                     daemon=True,
+                                     name=f"play247-{self.name}-{i}")
+        proc.start()
+        child.close()
+        self._procs[i] = (proc, parent)
+        self._ready[i] = False
+        return proc, parent
+
+    def _kill(self, i: int) -> None:
+        if self._procs[i] is not None:
+            proc, conn = self._procs[i]
+            self._procs[i] = None
+            conn.close()
+            proc.kill()
+            proc.join(5)
+
+    async def start(self, specs) -> None:
+        """Start the workers and warm each with the agents it will run (their kernels
+        load now, not on a player's move)."""
+        self._jobs, self._specs = asyncio.Queue(), tuple(specs)
+        for i in range(self.workers):
+            self._spawn(i)
+        await asyncio.gather(*(self._call(i, warm_job, ((),), timeout=STARTUP_TIMEOUT)  # each says it is ready
+                               for i in range(self.workers)))
+        self._slots = [asyncio.create_task(self._serve(i)) for i in range(self.workers)]
+
+    async def _call(self, i: int, fn, args, timeout: float):
+        """Run one job on worker i; a dead or late worker is replaced (and the job fails)."""
+        if self._procs[i] is None:
+            self._spawn(i)
+        _, conn = self._procs[i]
+        try:
+            if not self._ready[i]:  # a new worker's start (imports, kernels) is not the job's time
+                await _readable(conn, STARTUP_TIMEOUT)
+                if conn.recv() != "ready":
+                    raise EOFError
+                self._ready[i] = True
+            conn.send((fn, args))
+            await _readable(conn, timeout)
+            ok, value = conn.recv()
+        except TimeoutError:
+            self._kill(i)
+            raise
+        except (EOFError, OSError):
+            self._kill(i)
+            raise RuntimeError(f"a {self.name} worker died during the job; it was replaced") from None
+        if not ok:
+            raise JobError(value)
+        return value
+
+    async def _serve(self, i: int) -> None:
+        while True:
+            fn, args, future = await self._jobs.get()
+            if future.done():  # its request gave up (timed out) while it waited
+                continue
+            try:
+                result = await self._call(i, fn, args, self.timeout)
+            except Exception as exc:  # noqa: BLE001 (handed to the request that asked)
+                if not future.done():
+                    future.set_exception(exc)
+            else:
+                if not future.done():
+                    future.set_result(result)
+
+    async def run(self, fn, *args):
+        """`fn(*args)` in a worker; Saturated when the pool already holds `limit` jobs."""
+        if self._held >= self.limit:
+            raise Saturated(self.name, retry_after=1)
+        self._held += 1
+        try:
+            future = asyncio.get_running_loop().create_future()
+            self._jobs.put_nowait((fn, args, future))
+            # each job ahead of it is bounded by `timeout` (and a worker's restart), so this wait is too
+            bound = STARTUP_TIMEOUT + self.timeout * (self.limit // self.workers + 1)
+            return await asyncio.wait_for(future, bound)
+        finally:
+            self._held -= 1
+
+    def close(self) -> None:
+        for task in self._slots:
+            task.cancel()
+        for i in range(self.workers):
+            self._kill(i)
+
+
+class Pools:
+    """The fast and the slow pool."""
+
+    def __init__(self, workers: int = 2, limit: int = 256, slow_limit: int = 64, timeout: float = 120.0,
+                 imports: tuple[str, ...] = ()):
+        self.fast = Pool("fast", workers, limit, timeout, 0, imports)
+        self.slow = Pool("slow", workers, slow_limit, timeout, SLOW_NICE, imports)
+
+    def for_specs(self, specs) -> Pool:
+        return self.fast if is_fast(specs) else self.slow
+
+    async def start(self, specs) -> None:
+        """Start both pools, each warmed with the agents it will run."""
+        specs = set(specs)
+        fast = {spec for spec in specs if is_fast([spec])}
+        await asyncio.gather(self.fast.start(sorted(fast)), self.slow.start(sorted(specs - fast)))
+
+    def close(self) -> None:
+        self.fast.close()
+        self.slow.close()
