@@ -273,7 +273,9 @@ def test_warm_up_does_not_change_how_an_agent_plays(spec):
         agent = agents.make(spec, seed=5)
         if warm:
             agent.warm_up()
-        games.append(play_game([agent, agents.make("random")], random_deal(4), 2, seeds=[6, 7]).actions)
+        record = play_game([agent, agents.make("random")], random_deal(4), 2, seeds=[6, 7])
+        assert record.forfeit is None, record.error
+        games.append(record.actions)
     assert games[0] == games[1]
 
 
