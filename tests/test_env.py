@@ -284,8 +284,8 @@ def test_aec_illegal_action_raises_and_changes_nothing():
 
 def test_wrapped_env_conventions():
     e = env_pkg.env()
-    with pytest.raises(Exception):
-        e.step(0)  # before reset
+    with pytest.raises(AssertionError, match=r"reset\(\) needs to be called before step"):
+        e.step(0)  # before reset (OrderEnforcingWrapper)
     e.reset(seed=0)
     agent = e.agent_selection
     mask = e.last()[0]["action_mask"]
