@@ -11,7 +11,7 @@ themselves.
 No silent skips in CI: with the ``[test]`` extras installed (and Debian's chromium, which
 .ci/run installs) every test runs, so a skip there means a broken install (an
 ``importorskip`` whose import failed, a browser that is missing). When the environment
-variable ``CI`` is ``true`` or ``1`` (CI services set it; .ci/run does), every skip is
+variable ``CI`` is ``true``, ``1`` or ``yes`` (CI services set it; .ci/run does), every skip is
 listed at the end and the run exits with status 1 even if all else passed. Outside CI a
 skip stays a skip, and ``-rs`` (pyproject.toml) prints its reason.
 """
