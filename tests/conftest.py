@@ -1,5 +1,5 @@
 """Shared test setup: with pytest-xdist, compile the numba kernels once before the workers
-start, instead of once in every worker.
+start, instead of once in every worker; in CI, a skipped test fails the run.
 
 On a cold numba cache every xdist worker would compile every kernel its tests reach, the
 same kernels in each worker. Here the controller first runs two warm-up processes side by
@@ -7,6 +7,13 @@ side (engine and envs; agents), which compile the kernels into numba's on-disk c
 workers then load them from it. Runs without ``-n`` (one process) skip this: they compile
 only what their tests reach. A warm-up that fails is reported and the tests compile for
 themselves.
+
+No silent skips in CI: with the ``[test]`` extras installed (and Debian's chromium, which
+.ci/run installs) every test runs, so a skip there means a broken install (an
+``importorskip`` whose import failed, a browser that is missing). When the environment
+variable ``CI`` is ``true``, ``1`` or ``yes`` (CI services set it; .ci/run does), every skip is
+listed at the end and the run exits with status 1 even if all else passed. Outside CI a
+skip stays a skip, and ``-rs`` (pyproject.toml) prints its reason.
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 WARM_UP_TIMEOUT = 1200  # seconds; a cold warm-up takes about one minute on 2 cores
@@ -51,6 +60,15 @@ for spec in ["greedy", "ismcts", "pimc", "cheat", f"ismcts:net={model},leaf=valu
 exposure(*engine.GameState.new(2, seed=0).arrays)
 """,
 }
+
+
+def skips_fail_the_run() -> bool:
+    """Whether a skip fails the run (see the module doc)."""
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def _is_xdist_worker(config) -> bool:
+    return hasattr(config, "workerinput")
 
 
 def _is_xdist_controller(config) -> bool:
@@ -89,3 +107,39 @@ def pytest_configure(config):
             print(line, file=sys.stderr, flush=True)
 
     warm_up_kernels(report)
+
+
+# --- no silent skips in CI ---------------------------------------------------------------------
+# Under pytest-xdist the controller receives every worker's reports (skipped collections
+# included), so counting here, in the process that ends the run, sees them all.
+_skips: list[str] = []
+
+
+def _note_skip(report) -> None:
+    if report.skipped and not hasattr(report, "wasxfail"):  # an xfail is reported as a skip
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, (tuple, list)) and len(longrepr) == 3 else str(longrepr)
+        _skips.append(f"{report.nodeid or report.fspath}: {reason}")
+
+
+def pytest_runtest_logreport(report):
+    _note_skip(report)
+
+
+def pytest_collectreport(report):
+    _note_skip(report)  # a module-level importorskip skips its whole file at collection
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _skips and skips_fail_the_run() and not _is_xdist_worker(terminalreporter.config):
+        terminalreporter.section("skipped tests fail a CI run", sep="=", red=True, bold=True)
+        terminalreporter.line("CI is set and every test must run here (a skip means a broken install):")
+        for line in _skips:
+            terminalreporter.line(f"  {line}")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session):
+    if _skips and skips_fail_the_run() and not _is_xdist_worker(session.config) \
+            and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

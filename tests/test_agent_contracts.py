@@ -28,6 +28,7 @@ def test_same_seed_same_game(spec):
     games = []
     for _ in range(2):
         record = play_game([agents.make(spec, seed=4), agents.make("random", seed=5)], random_deal(11))
+        assert record.forfeit is None, record.error
         games.append(record.actions)
     assert games[0] == games[1]
 

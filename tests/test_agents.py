@@ -2,6 +2,8 @@
 hand-built positions, the world sampler's information discipline, and seeding."""
 
 import itertools
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -271,19 +273,49 @@ def test_search_agents_decide_the_same_with_different_hidden_tiles():
 def test_seeded_agents_reproduce_games(spec):
     def run():
         agents = [make(spec), make("greedy")]
-        return play_game(agents, random_deal(5), 2, seeds=[17, 18]).actions
+        record = play_game(agents, random_deal(5), 2, seeds=[17, 18])
+        assert record.forfeit is None, record.error  # two forfeits on move 1 would also be equal
+        return record.actions
 
     first = run()
     assert run() == first
 
 
-def test_time_budget():
-    agent = make("ismcts:time=0.05", seed=0)
-    state = GameState.new(2, seed=2)
-    action = agent.act(None, PlayerView(state, 0))
-    assert state.is_legal(action) and agent.last_iterations > 10
-    pimc = make("pimc:time=0.05,determinizations=4", seed=0)
-    assert state.is_legal(pimc.act(None, PlayerView(state, 0)))
+# --------------------------------------------------------------------------- time budgets
+NET = str(Path(__file__).resolve().parents[1] / "models" / "alphazero_2p_best.pt")
+SHORT, LONG = 0.04, 0.3  # seconds a move may take
+
+
+def timed_moves(spec: str, view: PlayerView, moves: int = 3) -> tuple[float, int]:
+    """(median seconds, median simulations) of `moves` searches of one position by a
+    warmed-up agent (the first call may load kernels: not part of a move's budget)."""
+    agent = make(spec, seed=0)
+    agent.warm_up()
+    seconds, simulations = [], []
+    for _ in range(moves):
+        start = time.perf_counter()
+        action = agent.act(None, view)
+        seconds.append(time.perf_counter() - start)
+        simulations.append(agent.last_iterations)
+        assert view.legal_actions().count(action) == 1, spec
+    return float(np.median(seconds)), int(np.median(simulations))
+
+
+@pytest.mark.parametrize("spec", ["ismcts:time={}", "ismcts:halving=8,time={}", "pimc:determinizations=4,time={}",
+                                  "cheat:time={}", f"ismcts:net={NET},time={{}}", f"ismcts:net={NET},leaf=value,time={{}}"],
+                         ids=["ismcts", "halving", "pimc", "cheat", "net-rollout", "net-value"])
+def test_a_timed_move_keeps_its_budget_and_more_time_buys_more_simulations(spec):
+    """A move with `time` ends close after its budget, having used most of it, and 7.5
+    times the time runs well over twice the simulations. Medians of three moves; the
+    margins hold on a loaded 2-core machine (a time slice lost to another process only
+    makes a move run longer in wall time, by about one scheduler slice)."""
+    view = PlayerView(GameState.new(2, seed=2), 0)
+    short_seconds, short_simulations = timed_moves(spec.format(SHORT), view)
+    long_seconds, long_simulations = timed_moves(spec.format(LONG), view)
+    for budget, seconds in ((SHORT, short_seconds), (LONG, long_seconds)):
+        assert seconds <= 1.25 * budget + 0.05, (spec, budget, seconds)
+    assert long_seconds >= 0.75 * LONG, (spec, long_seconds)
+    assert long_simulations > 2 * short_simulations > 0, (spec, short_simulations, long_simulations)
 
 
 def test_search_ignores_show_actions_in_the_team_variant():

@@ -16,6 +16,7 @@ from pettingzoo.test import api_test, seed_test
 import env as env_pkg
 from engine import GameState, random_deal, rules
 from engine.determinize import unseen_counts
+from engine.view import PlayerView
 from env import observation as O
 from env import render
 
@@ -177,6 +178,82 @@ def test_opponent_show_is_not_visible():
     assert not np.array_equal(O.encode(shown, 3), O.encode(plain, 3))
 
 
+def hidden_positions(num_players: int, seat: int, keep=()) -> np.ndarray:
+    """Deal positions (docs/rules.md, "The deal convention") hidden from `seat` at the
+    start: the 3 removed tiles, every other seat's hand and the bag; minus `keep`."""
+    size = rules.hand_size(num_players)
+    own = range(4 + seat * size, 4 + (seat + 1) * size)
+    return np.array([i for i in range(1, rules.NUM_TILES) if i not in own and i not in keep])
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=CONFIG_IDS)
+def test_no_seat_sees_the_other_hands_at_the_deal(cfg):
+    """Every seat's first observation is the same whatever the tiles it cannot see: the
+    removed tiles, every other hand and the bag, shuffled together in 10 ways."""
+    n = cfg["num_players"]
+    rng = np.random.default_rng(n)
+    base = random_deal(40 + n)
+    for seat in range(n):
+        hidden = hidden_positions(n, seat)
+        for _ in range(10):
+            deal = base.copy()
+            deal[hidden] = rng.permutation(deal[hidden])
+            assert not np.array_equal(deal, base)
+            a, b = GameState.from_deal(base, **cfg), GameState.from_deal(deal, **cfg)
+            assert not all(np.array_equal(a.hands[s], b.hands[s]) for s in range(n) if s != seat)
+            np.testing.assert_array_equal(O.encode(a, seat), O.encode(b, seat))
+
+
+def test_the_shown_tile_is_all_a_partner_sees_of_a_hand():
+    """Team variant: seat 0 shows seat 2 one tile. Every seat's observation is the same
+    whatever else seat 0 holds (and whatever the other hidden tiles are): its partner sees
+    the shown value and nothing more of its hand, the opponents not even that."""
+    rng = np.random.default_rng(5)
+    base = random_deal(44)
+    size = rules.hand_size(4)
+    shown_at = 4 + size - 1  # the last tile of seat 0's hand (deal positions 4-8): the one it shows
+    show = rules.show_action(int(base[shown_at]))
+    for seat in range(4):
+        hidden = hidden_positions(4, seat, keep=(shown_at,))  # seat 0 must still hold the shown value
+        for _ in range(10):
+            deal = base.copy()
+            deal[hidden] = rng.permutation(deal[hidden])
+            a, b = GameState.from_deal(base, 4, team=True), GameState.from_deal(deal, 4, team=True)
+            if seat != 0:
+                assert not np.array_equal(a.hands[0], b.hands[0])  # seat 0 holds other tiles
+            a.step(show)
+            b.step(show)
+            np.testing.assert_array_equal(O.encode(a, seat), O.encode(b, seat))
+    assert PlayerView(a, 2).partner_shown == int(base[shown_at])
+
+
+@pytest.mark.parametrize("cfg", CONFIGS[1:], ids=CONFIG_IDS[1:])
+def test_no_seat_sees_the_other_hands_during_play(cfg):
+    """3-4 players and teams, positions met after random play (shows included): every
+    world consistent with what a seat knows (engine.determinize: the other hands, the
+    bag and the removed tiles redealt; a partner's shown tile kept) gives that seat the
+    same observation as the real game, and the worlds really differ in the other hands."""
+    n = cfg["num_players"]
+    rng = np.random.default_rng(10 + n)
+    checked_shows = 0
+    for seed in range(3):
+        game = GameState.new(seed=seed, **cfg)
+        for moves in (4, 10, 16):
+            random_moves(game, moves - game.turn, rng, shows=True)
+            if game.team and game.show_actions():
+                game.step(game.show_actions()[0])  # the mover's partner sees a shown tile now
+            for seat in range(n):
+                view = PlayerView(game, seat)
+                checked_shows += bool(view.partner_shown)
+                differ = False
+                for _ in range(4):
+                    world = view.sample_world(rng)
+                    np.testing.assert_array_equal(O.encode(world, seat), O.encode(game, seat))
+                    differ |= any(not np.array_equal(world.hands[s], game.hands[s]) for s in range(n) if s != seat)
+                assert differ, (seed, moves, seat)
+    assert checked_shows > 0 or not cfg.get("team")
+
+
 # --- PettingZoo AEC ------------------------------------------------------------------------
 @pytest.mark.parametrize("cfg", CONFIGS, ids=CONFIG_IDS)
 def test_pettingzoo_api_and_seed(cfg):
@@ -284,8 +361,8 @@ def test_aec_illegal_action_raises_and_changes_nothing():
 
 def test_wrapped_env_conventions():
     e = env_pkg.env()
-    with pytest.raises(Exception):
-        e.step(0)  # before reset
+    with pytest.raises(AssertionError, match=r"reset\(\) needs to be called before step"):
+        e.step(0)  # before reset (OrderEnforcingWrapper)
     e.reset(seed=0)
     agent = e.agent_selection
     mask = e.last()[0]["action_mask"]

@@ -254,9 +254,33 @@ def test_multiplayer_and_team_runs(tmp_path):
     points = sum(t["agents"]["first"]["score"] * t["agents"]["first"]["comparisons"] for t in res["tables"])
     assert points / 12 == pytest.approx(res["pairs"]["first vs random"]["win_rate"], abs=1e-3)  # 4-digit rounding
     res = run_quiet(cfg(tmp_path, "p4", agents=["random", "first", "random"], players=4, games=4))
-    assert res["openskill"] is None or set(res["openskill"]) == {"random", "first", "random#2"}
+    assert res["openskill"] is None  # every table of 4 seats one of the 3 agents twice: no Plackett-Luce fit
     res = run_quiet(cfg(tmp_path, "team", agents=["random", "first"], players=4, team=True, games=4))
     assert res["games"] == 4 and res["pairs"]["first vs random"]["games"] == 4 and res["tables"] is None
+
+
+def test_three_player_runs_fit_plackett_luce_on_the_finishing_orders(tmp_path):
+    """The openskill ratings of a 3-agent, 3-seat run are the Plackett-Luce updates of its
+    games in id order, each seat a team of one ranked by its finishing place: recomputed
+    here with openskill itself from games.csv."""
+    from openskill.models import PlackettLuce
+
+    c = cfg(tmp_path, "p3", agents=["random", "first", "greedy"], players=3, games=3)
+    res = run_quiet(c)
+    model = PlackettLuce()
+    ratings = {label: model.rating() for label in c.labels()}
+    rows = sorted(csv.DictReader(open(Path(c.out) / "games.csv")), key=lambda r: int(r["game"]))
+    assert len(rows) == res["games"] == 3
+    for row in rows:
+        seats = [row[f"seat{s}"] for s in range(3)]
+        rated = model.rate([[ratings[a]] for a in seats], ranks=[float(row[f"rank{s}"]) for s in range(3)])
+        for label, (rating,) in zip(seats, rated):
+            ratings[label] = rating
+    assert set(res["openskill"]) == set(ratings)
+    for label, r in ratings.items():
+        fit = res["openskill"][label]
+        assert fit == pytest.approx({"mu": r.mu, "sigma": r.sigma, "ordinal": r.ordinal()}, abs=1e-3), label
+    assert len({fit["mu"] for fit in res["openskill"].values()}) == 3  # the games moved the ratings apart
 
 
 # --- command line ---------------------------------------------------------------------------------

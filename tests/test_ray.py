@@ -20,8 +20,9 @@ import pytest
 
 from agents.base import _REGISTRY, Agent, register
 
-ray = pytest.importorskip("ray")
-# one Ray start per module: under pytest-xdist, `--dist loadgroup` keeps these tests on one worker
+# one Ray start per module: under pytest-xdist, `--dist loadgroup` keeps these tests on one worker.
+# Only the tests that need Ray import it (the `cluster` and `ray_module` fixtures): the
+# settings checks below run without it. A skip here fails a CI run (tests/conftest.py).
 pytestmark = pytest.mark.xdist_group("ray")
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,7 +69,13 @@ class StallingAgent(Agent):
 
 
 @pytest.fixture(scope="module")
-def cluster():
+def ray_module():
+    return pytest.importorskip("ray")
+
+
+@pytest.fixture(scope="module")
+def cluster(ray_module):
+    ray = ray_module
     ray.init(num_cpus=2, include_dashboard=False, object_store_memory=80 * 2**20)
     try:
         yield ray.get_runtime_context().gcs_address
@@ -208,12 +215,12 @@ def identity_factory(handler):
     return handler
 
 
-def test_pool_workers_pin_their_threads_rerun_lost_jobs_and_give_up_clearly(cluster):
+def test_pool_workers_pin_their_threads_rerun_lost_jobs_and_give_up_clearly(cluster, ray_module):
     import functools
 
     from evaluation.ray_executor import THREAD_VARS, RayJobPool
 
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import this test
+    ray_module.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import this test
     with RayJobPool(functools.partial(identity_factory, thread_settings), size=1) as pool:
         ((_, (env, numba_threads, torch_threads)),) = pool.map_unordered([0])
     assert env == {var: "1" for var in THREAD_VARS} and numba_threads == 1 and torch_threads == 1
@@ -234,9 +241,8 @@ def test_pool_workers_pin_their_threads_rerun_lost_jobs_and_give_up_clearly(clus
 
 
 # --- arguments ------------------------------------------------------------------------------------
-def test_executor_arguments_are_checked(tmp_path):
+def test_executor_settings_are_checked(tmp_path):
     from evaluation import EvalConfig
-    from evaluation.ray_executor import RayJobPool, check_reachable
 
     with pytest.raises(ValueError, match="executor must be one of"):
         config(tmp_path, "x", executor="dask").validate()
@@ -244,6 +250,11 @@ def test_executor_arguments_are_checked(tmp_path):
         config(tmp_path, "x", executor="process", ray_address="auto").validate()
     with pytest.raises(ValueError, match="must be a string"):
         EvalConfig.from_dict({"ray_address": 6379})
+
+
+def test_executor_arguments_are_checked(ray_module):
+    from evaluation.ray_executor import RayJobPool, check_reachable
+
     with pytest.raises(ValueError, match="nothing answers at the Ray address"):
         check_reachable("127.0.0.1:1", timeout=5)
     with pytest.raises(ValueError, match="size must be an integer >= 1"):
@@ -342,12 +353,12 @@ class ChunkPlayerKilledOnce:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def test_a_selfplay_worker_lost_mid_chunk_loses_no_chunk(cluster, tmp_path, monkeypatch):
+def test_a_selfplay_worker_lost_mid_chunk_loses_no_chunk(cluster, ray_module, tmp_path, monkeypatch):
     import functools
 
     from training import ray_selfplay, teacher
 
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import this test
+    ray_module.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import this test
     trigger = tmp_path / "kill-once"
     trigger.touch()
     monkeypatch.setattr(ray_selfplay, "ChunkPlayer", functools.partial(ChunkPlayerKilledOnce, str(trigger)))

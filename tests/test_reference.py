@@ -350,7 +350,6 @@ def test_random_game_invariants(n, team, seed):
 
 
 def test_new_uses_random_deal():
-    pytest.importorskip("engine.deal")
     g = ReferenceGame.new(2, seed=7)
     h = ReferenceGame.new(2, seed=7)
     assert snapshot(g) == snapshot(h) and g.bag_size == 24

@@ -76,53 +76,19 @@ def test_action_masks_show_team_actions():
     assert mask[rules.SHOW_BASE:].any()
 
 
-def train_briefly_and_play_to_the_end(model, env) -> None:
-    """256 learning steps, then one game played by the model with the env's masks."""
-    model.learn(total_timesteps=256)
-    obs, _ = env.reset(seed=5)
-    done = False
-    while not done:
-        action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
-        obs, _, done, _, _ = env.step(int(action))
-
-
-@pytest.mark.slow
-def test_maskable_ppo_learns_on_the_env_unaided():
-    """A short MaskablePPO run (the 200,000-step run is benchmarks/maskable_ppo.py): the
-    mask comes from action_masks() with no wrapper and every action it takes is legal
-    (the env raises on an illegal one)."""
-    pytest.importorskip("sb3_contrib")
-    import torch
-    from sb3_contrib import MaskablePPO
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # two OpenMP threads spin against each other on 2 shared cores
-    try:
-        env = TwentyFourSevenEnv(reward="points", illegal_action="raise", seat="random")
-        train_briefly_and_play_to_the_end(MaskablePPO("MultiInputPolicy", env, n_steps=128, batch_size=64,
-                                                      n_epochs=1, seed=0), env)
-        assert env.game.is_over
-    finally:
-        torch.set_num_threads(threads)
-
-
-@pytest.mark.slow
-def test_the_pettingzoo_action_mask_drives_maskable_ppo():
+def one_policy_for_every_seat(aec_env):
     """PettingZoo's documented pattern for SB3 action masking: a wrapper that hands every
     seat's turn to one policy and reads the mask from ``observe(agent)["action_mask"]``.
     gymnasium 1.x wrappers (sb3-contrib's ActionMasker) accept only a ``gymnasium.Env``,
-    so the wrapper is one too (docs/interop.md). Every action taken is legal (the env
-    raises on an illegal one)."""
-    pytest.importorskip("sb3_contrib")
+    so the wrapper is one too (docs/interop.md). It counts the illegal actions it is
+    given: the wrapped AEC env does not raise on one, its TerminateIllegalWrapper ends the
+    game there with reward -1 for the mover (see the test below)."""
     import gymnasium
-    import torch
     from pettingzoo.utils import BaseWrapper
-    from sb3_contrib import MaskablePPO
-    from sb3_contrib.common.wrappers import ActionMasker
 
-    from env import aec
+    class Wrapper(BaseWrapper, gymnasium.Env):
+        illegal_actions = 0
 
-    class OnePolicyForEverySeat(BaseWrapper, gymnasium.Env):
         def reset(self, seed=None, options=None):
             super().reset(seed, options)
             agent = self.possible_agents[0]
@@ -132,6 +98,7 @@ def test_the_pettingzoo_action_mask_drives_maskable_ppo():
 
         def step(self, action):
             mover = self.agent_selection
+            self.illegal_actions += not self.action_mask()[int(action)]
             super().step(action)
             return (self.observe(self.agent_selection), self._cumulative_rewards[mover],
                     self.terminations[mover], self.truncations[mover], self.infos[mover])
@@ -142,15 +109,95 @@ def test_the_pettingzoo_action_mask_drives_maskable_ppo():
         def action_mask(self):
             return super().observe(self.agent_selection)["action_mask"].astype(bool)
 
+    return Wrapper(aec_env)
+
+
+def test_an_illegal_action_in_the_wrapped_aec_env_ends_the_game_with_a_penalty(caplog):
+    """What an SB3 policy meets if it ignores the mask: no exception, the episode ends
+    (PettingZoo's wrapper marks every seat terminated and truncated alike), the mover
+    gets -1, the others 0, and the game itself is not over (nothing was placed)."""
+    from env import aec
+
+    seats = one_policy_for_every_seat(aec.env(num_players=3))
+    seats.reset(seed=0)
+    mover, game = seats.agent_selection, seats.unwrapped.game
+    board, turn = game.board.copy(), game.turn
+    illegal = int(np.flatnonzero(~seats.action_mask())[0])
+    _, reward, terminated, truncated, _ = seats.step(illegal)
+    assert "Illegal move made, game terminating" in caplog.text  # PettingZoo's logger, not an exception
+    assert reward == -1 and terminated and truncated and seats.illegal_actions == 1
+    assert all(seats.terminations.values()) and all(seats.truncations.values()) and {a: r for a, r in seats.rewards.items() if a != mover} == \
+        {a: 0 for a in seats.possible_agents if a != mover}
+    assert not game.is_over and game.turn == turn and np.array_equal(game.board, board)
+
+
+def train_briefly_and_play_to_the_end(model, env) -> None:
+    """256 learning steps, then one game played by the model with the env's masks."""
+    model.learn(total_timesteps=256)
+    obs, _ = env.reset(seed=5)
+    done = False
+    while not done:
+        action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
+        obs, _, done, _, _ = env.step(int(action))
+
+
+def parameters(model) -> list:
+    return [p.detach().clone() for p in model.policy.parameters()]
+
+
+def moved(before: list, model) -> bool:
+    """Whether training changed the policy's weights (a learn() that did nothing leaves them)."""
+    import torch
+
+    return any(not torch.equal(a, b) for a, b in zip(before, model.policy.parameters()))
+
+
+@pytest.mark.slow
+def test_maskable_ppo_trains_on_the_env_unaided():
+    """A short MaskablePPO run (the 200,000-step run is benchmarks/maskable_ppo.py; 256
+    steps are too few to measure that it learned to play): the mask comes from
+    action_masks() with no wrapper, every action it takes is legal (the env is built to
+    raise on an illegal one), its updates change the policy and it plays a game to the end."""
+    pytest.importorskip("sb3_contrib")
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # two OpenMP threads spin against each other on 2 shared cores
+    try:
+        env = TwentyFourSevenEnv(reward="points", illegal_action="raise", seat="random")
+        model = MaskablePPO("MultiInputPolicy", env, n_steps=128, batch_size=64, n_epochs=1, seed=0)
+        before = parameters(model)
+        train_briefly_and_play_to_the_end(model, env)
+        assert env.game.is_over and moved(before, model)
+    finally:
+        torch.set_num_threads(threads)
+
+
+@pytest.mark.slow
+def test_the_pettingzoo_action_mask_drives_maskable_ppo():
+    """MaskablePPO through `one_policy_for_every_seat` on the 3-player AEC env: every
+    action it takes, training and playing, is legal (counted by the wrapper: an illegal
+    one would only end an episode early), its updates change the policy and the last
+    game is played to its end."""
+    pytest.importorskip("sb3_contrib")
+    import torch
+    from sb3_contrib import MaskablePPO
+    from sb3_contrib.common.wrappers import ActionMasker
+
+    from env import aec
+
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        seats = OnePolicyForEverySeat(aec.env(num_players=3))
+        seats = one_policy_for_every_seat(aec.env(num_players=3))
         seats.reset(seed=0)
         env = ActionMasker(seats, lambda e: e.action_mask())
-        train_briefly_and_play_to_the_end(MaskablePPO("MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=1,
-                                                      seed=0), env)
-        assert seats.unwrapped.game.is_over
+        model = MaskablePPO("MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=1, seed=0)
+        before = parameters(model)
+        train_briefly_and_play_to_the_end(model, env)
+        assert seats.unwrapped.game.is_over and moved(before, model)
+        assert seats.illegal_actions == 0
     finally:
         torch.set_num_threads(threads)
 

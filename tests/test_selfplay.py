@@ -56,20 +56,42 @@ def played_chunks(monkeypatch):
 
 
 @pytest.mark.slow
-def test_each_generation_learns_from_the_previous_generations_search(tmp_path, played_chunks):
-    config = write_config(tmp_path, **{"selfplay.ladder_games": 2, "selfplay.ladder_anchors": ["random"]})
-    run = train.main(["--config", str(config), "--runs", str(tmp_path / "runs")])
-    for g in (0, 1):
-        assert generation_file(run, g).is_file()
-    ladder = json.loads((run / "ladder.json").read_text())
-    assert [row["generation"] for row in ladder["generations"]] == [0, 1]
-    assert set(ladder["anchors"]) == {"random"} and (run / "ladder.png").is_file()
-    specs = {spec for spec, _ in played_chunks}
+def test_each_generation_learns_from_the_previous_generations_search_and_a_kill_changes_nothing(
+        tmp_path, monkeypatch, played_chunks):
+    """Two generations, rated on the ladder; the same run killed while generation 1 learns
+    (its games stored, its network not yet saved), then resumed, ends with the same
+    networks of every generation, metrics and Elo ladder (its games and ratings) as the
+    run that was never killed."""
+    from evaluation.ladder import load_ladder_games
+    from test_training import assert_same_run, killed_and_resumed, same_weights
+    from training.selfplay import SelfPlayTrainer
+
+    config = write_config(tmp_path, **{"selfplay.ladder_games": 2, "selfplay.ladder_anchors": ["random"],
+                                       "selfplay.games_per_generation": 16})
+    whole, killed = killed_and_resumed(tmp_path, monkeypatch, config, SelfPlayTrainer, "train")
     # the warm start plays the plain teacher; generation 1 plays generation 0's own search
-    assert specs == {"ismcts:iterations=8", f"ismcts:net={generation_file(run, 0)},iterations=8,prior=3"}
-    agent = agents.make(f"ismcts:net={generation_file(run, 1)},iterations=8", seed=0)
+    assert {spec for spec, _ in played_chunks} == {"ismcts:iterations=8"} | {
+        f"ismcts:net={generation_file(run, 0)},iterations=8,prior=3" for run in (whole, killed)}
+    ladder_table = json.loads((whole / "ladder.json").read_text())
+    assert [row["generation"] for row in ladder_table["generations"]] == [0, 1]
+    assert set(ladder_table["anchors"]) == {"random"} and (whole / "ladder.png").is_file()
+    agent = agents.make(f"ismcts:net={generation_file(whole, 1)},iterations=8", seed=0)
     record = play_game([agent, agents.make("greedy", seed=1)], random_deal(5), 2)
-    assert len(record.actions) > 0
+    assert record.forfeit is None and len(record.actions) > 10, record.error  # a raising agent forfeits
+
+    assert_same_run(whole, killed)
+    for g in (0, 1):
+        assert same_weights(generation_file(whole, g), generation_file(killed, g)), g
+
+    def ladder(run):
+        table = json.loads((run / "ladder.json").read_text())
+        ratings = [{k: v for k, v in row.items() if k not in ("spec", "wall_s")}  # its run's path, wall time
+                   for row in table["generations"]]
+        games = sorted((g["opponent"], g["game"], g["seeds"], g["scores"], g["moves"], g["ranking"])
+                       for g in load_ladder_games(run).games)
+        return ratings, games
+
+    assert ladder(killed) == ladder(whole) and len(ladder(whole)[1]) > 0
 
 
 @pytest.mark.slow
@@ -126,11 +148,13 @@ def test_network_guided_ismcts_checks_its_parameters(tmp_path):
 
 
 def test_shipped_selfplay_agents_play_their_player_count():
+    # play_game turns an agent that raises into a forfeit: a game with moves is not enough
     for spec in ("selfplay:iterations=20", "selfplay-policy"):
         record = play_game([agents.make(spec, seed=0), agents.make("greedy", seed=1)], random_deal(2), 2)
-        assert len(record.actions) > 0
+        assert record.forfeit is None and len(record.actions) > 10, (spec, record.error)
     four = [agents.make("selfplay:iterations=20", seed=0)] + [agents.make("greedy") for _ in range(3)]
-    assert len(play_game(four, random_deal(3), 4).actions) > 0  # the shipped 4-player network
+    record = play_game(four, random_deal(3), 4)  # the shipped 4-player network
+    assert record.forfeit is None and len(record.actions) > 10, record.error
     with pytest.raises(ValueError, match="3 players"):
         play_game([agents.make("selfplay:iterations=20"), agents.make("greedy"), agents.make("greedy")],
                   random_deal(2), 3)
