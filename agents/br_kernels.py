@@ -27,9 +27,10 @@ resampled), deals a world around it, and descends the tree: at a target seat's t
 model's move is followed (a chance node, `search_kernels.child_with_action`), at the BR's
 turns the search's selection (UCB); the rollout plays the model for the target seats and
 the search's rollout policy for the others (a network target's rollout moves are the
-greedy agent's: a network call per rollout move would cost far more than the simulation). With no particles (a target whose policy is
-not modelled), worlds are plain determinizations (`engine.determinize.deal_unseen`) and
-the target's turns are searched like the BR's: ISMCTS.
+greedy agent's: a network call per rollout move would cost far more than the simulation).
+With no particles (a target whose policy is not modelled), worlds are plain
+determinizations (`engine.determinize.deal_unseen`) and the target's turns are searched
+like the BR's: ISMCTS.
 """
 
 from __future__ import annotations
