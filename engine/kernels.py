@@ -165,9 +165,9 @@ def shuffle_deal(seed, out):
         out[i] = i // 4 + 1
     for i in range(_NUM_TILES - 1, 0, -1):
         state, j = rng_below(state, i + 1)
-        t = out[i]
-        out[i] = out[j]
-        out[j] = t
+        t = out[ix(i)]
+        out[ix(i)] = out[ix(j)]
+        out[ix(j)] = t
 
 
 @njit(inline="always", cache=True)
@@ -248,25 +248,31 @@ def reset(grid, info, deal, num_players, team):
 
 
 @njit(inline="always", cache=True)
+def ix(k):
+    """An index known to be >= 0, as numba indexes without the negative-index fix-up."""
+    return np.uint64(k)
+
+
+@njit(inline="always", cache=True)
 def add_to_hand(info, seat, v):
     """Give the seat one tile of value v (its count, value mask and hand size)."""
-    info[HAND + seat * 11 + v] += 1
-    info[HAND_MASK + seat] |= np.int64(1) << v
-    info[HAND_SIZE + seat] += 1
+    info[ix(HAND + seat * 11 + v)] += 1
+    info[ix(HAND_MASK + seat)] |= np.int64(1) << v
+    info[ix(HAND_SIZE + seat)] += 1
 
 
 @njit(inline="always", cache=True)
 def _remove_from_hand(info, seat, v):
     """Take one tile of value v from the seat's hand (without branches: whether it was
     the last of its value is a coin flip in random play, so a branch would mispredict)."""
-    k = HAND + seat * 11 + v
+    k = ix(HAND + seat * 11 + v)
     left = info[k] - 1
     info[k] = left
-    info[HAND_SIZE + seat] -= 1
+    info[ix(HAND_SIZE + seat)] -= 1
     gone = np.int64(left == 0)
-    info[HAND_MASK + seat] &= ~(gone << v)
-    shown = info[SHOWN + seat]
-    info[SHOWN + seat] = shown & -(1 - (gone & np.int64(shown == v)))  # the shown tile has left the hand
+    info[ix(HAND_MASK + seat)] &= ~(gone << v)
+    shown = info[ix(SHOWN + seat)]
+    info[ix(SHOWN + seat)] = shown & -(1 - (gone & np.int64(shown == v)))  # the shown tile has left the hand
 
 
 # --- putting a tile on the board ------------------------------------------------------------
@@ -276,7 +282,7 @@ CAP_UNIT = np.array([(1 << (CAP_FIELD_BITS * c)) >> CAP_FIELD_BITS for c in rang
 @njit(inline="always", cache=True)
 def cap_unit(c):
     """One open cell of capacity c in the packed counts (0 for c = 0: Time Outs aren't counted)."""
-    return CAP_UNIT[c]
+    return CAP_UNIT[ix(c)]
 
 
 @njit(inline="always", cache=True)
@@ -292,7 +298,7 @@ def _update_end(g, e, other, room, front, timeout, counts):
     old = np.int64(g[at(e, CAP)])
     cap = min(old, max(0, room - (g[at(e, other)] & SUM_MASK)))
     bit = np.int64(1) << (e & 63)
-    counts += cap_unit(cap) - (cap_unit(old) & -((front >> (e & 63)) & 1))  # new cells were not counted
+    counts += cap_unit(cap) - cap_unit(old & -((front >> (e & 63)) & 1))  # new cells were not counted (unit 0)
     g[at(e, CAP)] = cap
     return front | bit, timeout | (np.int64(cap == 0) << (e & 63)), counts
 
@@ -324,7 +330,7 @@ def _put_tile(grid, info, p, v):
     bit = _bit(p)
     info[OCCUPIED] |= bit
     front = info[FRONTIER]
-    counts = info[CAP_COUNTS] - (cap_unit(np.int64(g[at(p, CAP)])) & -((front >> p) & 1))
+    counts = info[CAP_COUNTS] - cap_unit(np.int64(g[at(p, CAP)]) & -((front >> p) & 1))
     front &= ~bit
     timeout = info[TIMEOUT]
     m0, front, timeout, counts = _merge_axis(g, p, v, 1, RUN_BEFORE, RUN_AFTER, front, timeout, counts)
@@ -407,7 +413,7 @@ def _may_run_or_set(grid, p, v, step, line):
     sum | length << 8, p included) given: the line holds 3 tiles and a neighbour of p
     is v or v +- 1 (a tile: 0 is no tile). Else 0."""
     g = flat_grid(grid)
-    near = (NEAR_VALUES[g[at(p - step, VAL)]] | NEAR_VALUES[g[at(p + step, VAL)]]) >> v
+    near = (NEAR_VALUES[ix(g[at(p - step, VAL)])] | NEAR_VALUES[ix(g[at(p + step, VAL)])]) >> v
     return near & np.int64((line >> LEN_SHIFT) >= 3)
 
 
@@ -466,7 +472,7 @@ def _score(grid, info, p, v, m0, m1, m2, m3):
         info[bd + BD_SET] = same
         total += RUN_POINTS[up] + RUN_POINTS[down] + SET_POINTS[same]
     info[BD_PAIRS] = pairs
-    double = IS_DOUBLE_TIME[p] if total > 0 else 0
+    double = IS_DOUBLE_TIME[ix(p)] & -np.int64(total > 0)  # no branch: scoring or not is a coin flip
     info[BD_DOUBLE] = double
     return total << double
 
@@ -520,7 +526,7 @@ def _run_set_minutes(grid, p, v, r0, r1, r2, r3):
 @njit(inline="always", cache=True)
 def _doubled(p, total):
     """Minutes `total` scored on p after Double Time (a 2x cell doubles a scoring move)."""
-    return total << IS_DOUBLE_TIME[p] if total > 0 else total
+    return total << (IS_DOUBLE_TIME[ix(p)] & -np.int64(total > 0))
 
 
 @njit(inline="always", cache=True)
@@ -651,7 +657,7 @@ def max_open_capacity(info):
 
 @njit(inline="always", cache=True)
 def can_place(info, seat, max_cap):
-    return LOWEST_VALUE[info[HAND_MASK + seat]] <= max_cap
+    return LOWEST_VALUE[ix(info[ix(HAND_MASK + seat)])] <= max_cap
 
 
 @njit(inline="always", cache=True)
@@ -680,13 +686,13 @@ def place(grid, info, p, v):
     seat = info[CURRENT]
     m0, m1, m2, m3 = _put_tile(grid, info, p, v)
     points = _score(grid, info, p, v, m0, m1, m2, m3)
-    info[SCORE + seat] += points
+    info[ix(SCORE + seat)] += points
     info[LAST_POINTS] = points
     _remove_from_hand(info, seat, v)
     _note_placement(info, seat, v)
     pos = info[BAG_POS]
     if pos < _NUM_TILES:
-        add_to_hand(info, seat, info[DEAL + pos])
+        add_to_hand(info, seat, info[ix(DEAL + pos)])
         info[BAG_POS] = pos + 1
     _end_turn(info)
     return points
@@ -696,7 +702,7 @@ def place(grid, info, p, v):
 def _note_placement(info, seat, v):
     """Keep the seat's pass facts (layout.PASS_CAP) true after it placed v: a tile above
     the cap may have been one of the tiles held since the pass, a smaller one was not."""
-    held = info[PASS_HELD + seat]
+    held = info[ix(PASS_HELD + seat)]
     if held > 0 and v > info[PASS_CAP + seat]:
         info[PASS_HELD + seat] = held - 1
         if held == 1:
@@ -861,12 +867,12 @@ def random_placement(grid, info, rng):
     the value fits, so every legal placement has the same chance. After a few misses
     (rare: most open cells take most values) it falls back to counting and selecting."""
     seat = info[CURRENT]
-    mask = info[HAND_MASK + seat]
+    mask = info[ix(HAND_MASK + seat)]
     if not can_place(info, seat, max_open_capacity(info)):
         return rng, -1, 0
     cells = open_cells(info)
     num_cells = popcount64(cells)
-    num_values = POPCOUNT[mask]
+    num_values = POPCOUNT[ix(mask)]
     for _ in range(8):
         rng, z = rng_next(rng)
         i = np.int64(((z >> np.uint64(32)) * np.uint64(num_cells)) >> np.uint64(32))
