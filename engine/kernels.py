@@ -303,7 +303,10 @@ def _update_end(g, e, other, room, front, timeout, counts):
     return front | bit, timeout | (np.int64(cap == 0) << (e & 63)), counts
 
 
-@njit(inline="always", cache=True)
+# Compiled once with its types and called (LLVM still inlines the call): inlined by numba,
+# its four copies in every caller of `place` doubled the engine's cold compile time.
+@njit("UniTuple(int64, 4)(int16[::1], int64, int64, int64, int64, int64, int64, int64, int64)",
+      cache=True, _nrt=False)
 def _merge_axis(g, p, v, step, before, after, front, timeout, counts):
     """Merge the runs on both sides of `p` with the new tile; update both ends (`g` is
     the `flat_grid`). Returns the merged line packed as sum | length << 8, and the
