@@ -12,13 +12,15 @@ state into scratch arrays and play on.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.core.imputils import impl_ret_borrowed
+from numba.extending import intrinsic
 
 from . import kernel_cache, rules
 from .layout import (
     BAG_POS, BD_DOUBLE, BD_IN7, BD_PAIRS, BD_PER_AXIS, BD_RUN_DOWN, BD_RUN_UP, BD_SET,
     BD_SUM24, BD_SUM7, BREAKDOWN, CAP, CAP_COUNTS, CELL_OF_PAD, CURRENT, DEAL, FRONTIER,
-    HAND, HAND_MASK, HAND_SIZE, IS_DOUBLE_TIME, LAST_ACTION, LAST_POINTS, LEN_SHIFT,
+    GRID_CELLS, GRID_CHANNELS, HAND, HAND_MASK, HAND_SIZE, IS_DOUBLE_TIME, LAST_ACTION, LAST_POINTS, LEN_SHIFT,
     MAX_CAP, NUM_PLAYERS, OCCUPIED, ON_BOARD, OVER, PAD_OF_CELL, PASS_CAP, PASS_HELD, RUN_AFTER,
     RUN_BEFORE, SCORE, SHOWN, SHOWN_THIS_TURN, SUM_MASK, TEAM, TIMEOUT, TURN, VAL,
 )
@@ -97,17 +99,24 @@ def without_lowest_bit(x):
     return np.int64(u & (u - np.uint64(1)))
 
 
+_H80 = np.uint64(0x8080808080808080)
+
+
 @njit(inline="always", cache=True)
 def select_bit(x, j):
-    """Index of the j-th (0-based) set bit of bitboard x; j < popcount(x)."""
-    shift = 0
-    while True:
-        byte = (x >> shift) & 255
-        k = POPCOUNT[byte]
-        if j < k:
-            return shift + SELECT_IN_BYTE[byte, j]
-        j -= k
-        shift += 8
+    """Index of the j-th (0-based) set bit of bitboard x; j < popcount(x).
+    Branch-free (broadword select): the bytes' running bit counts, compared with j in
+    every byte at once, give the byte holding the bit; a table finishes inside it."""
+    u = np.uint64(x)
+    s = u - ((u >> np.uint64(1)) & _M1)
+    s = (s & _M2) + ((s >> np.uint64(2)) & _M2)
+    s = (s + (s >> np.uint64(4))) & _M4
+    running = s * _H01  # byte k: set bits in bytes 0..k
+    at_most_j = ((np.uint64(j) * _H01) | _H80) - running  # high bit of byte k: running_k <= j
+    byte = (((at_most_j & _H80) >> np.uint64(7)) * _H01) >> np.uint64(56)
+    shift = byte << np.uint64(3)
+    before = ((running << np.uint64(8)) >> shift) & np.uint64(255)  # bits below that byte
+    return np.int64(shift) + SELECT_IN_BYTE[(u >> shift) & np.uint64(255), np.uint64(j) - before]
 
 
 @njit(inline="always", cache=True)
@@ -156,28 +165,72 @@ def shuffle_deal(seed, out):
         out[i] = i // 4 + 1
     for i in range(_NUM_TILES - 1, 0, -1):
         state, j = rng_below(state, i + 1)
-        t = out[i]
-        out[i] = out[j]
-        out[j] = t
+        t = out[ix(i)]
+        out[ix(i)] = out[ix(j)]
+        out[ix(j)] = t
 
 
 @njit(inline="always", cache=True)
 def copy_state(grid, info, out_grid, out_info):
     """Copy one state into another (explicit loops: a slice copy would need NRT).
-    The grid is copied through flat views, which numba compiles to a tighter loop than 2-D."""
-    src = grid.reshape(grid.size)
-    dst = out_grid.reshape(out_grid.size)
+    The grid is copied through flat views (`flat_grid`), which numba compiles to a
+    tighter loop than 2-D."""
+    src = flat_grid(grid)
+    dst = flat_grid(out_grid)
     for k in range(src.shape[0]):
         dst[k] = src[k]
     for i in range(info.shape[0]):
         out_info[i] = info[i]
 
 
+# The placement code reads the grid through a flat view with unsigned indices: numba then
+# knows the row stride (a constant) and skips the fix-up for negative indices, which
+# together made up a fifth of a random playout's instructions.
+_GRID_SIZE = GRID_CELLS * GRID_CHANNELS
+
+
+@intrinsic
+def flat_grid(typingctx, grid):
+    """The C-contiguous (GRID_CELLS, GRID_CHANNELS) grid as one flat view (no copy), for
+    `at`. An intrinsic: numba's reshape calls a runtime helper on every use."""
+    if not (isinstance(grid, types.Array) and grid.ndim == 2 and grid.layout == "C"):
+        return None
+    flat = grid.copy(ndim=1)
+
+    def codegen(context, builder, sig, args):
+        src = context.make_array(sig.args[0])(context, builder, args[0])
+        out = context.make_array(sig.return_type)(context, builder)
+        context.populate_array(out, data=src.data, shape=[src.nitems], strides=[src.itemsize],
+                               itemsize=src.itemsize, meminfo=src.meminfo, parent=src.parent)
+        return impl_ret_borrowed(context, builder, sig.return_type, out._getvalue())
+
+    return flat(grid), codegen
+
+
+@njit(inline="always", cache=True)
+def at(p, channel):
+    """Index of (cell p, channel) in `flat_grid`; p >= 0."""
+    return np.uint64(p * GRID_CHANNELS + channel)
+
+
 # --- setting up ------------------------------------------------------------------------
+# The empty board: every board cell can take any value; the border sinks, which absorb
+# the writes one step past a line's end, have capacity 0 so that they never count as open.
+EMPTY_GRID = np.zeros(_GRID_SIZE, dtype=np.int16)
+EMPTY_GRID[PAD_OF_CELL * GRID_CHANNELS + CAP] = MAX_CAP
+
+
+@njit(inline="always", cache=True)
+def _clear_board(grid):
+    g = flat_grid(grid)
+    for k in range(_GRID_SIZE):
+        g[k] = EMPTY_GRID[k]
+
+
 @kernel
 def reset(grid, info, deal, num_players, team):
     """Set up a new game from an explicit deal (40 values in draw order)."""
-    grid[:, :] = 0
+    _clear_board(grid)
     info[:] = 0
     info[NUM_PLAYERS] = num_players
     info[TEAM] = team
@@ -191,70 +244,83 @@ def reset(grid, info, deal, num_players, team):
             add_to_hand(info, seat, info[DEAL + pos])
             pos += 1
     info[BAG_POS] = pos
-    # Every cell starts able to take any value; the border sinks are never read.
-    for p in range(grid.shape[0]):
-        grid[p, CAP] = MAX_CAP
     put_tile(grid, info, PAD_OF_CELL[rules.START_CELL], info[DEAL])
+
+
+@njit(inline="always", cache=True)
+def ix(k):
+    """An index known to be >= 0, as numba indexes without the negative-index fix-up."""
+    return np.uint64(k)
 
 
 @njit(inline="always", cache=True)
 def add_to_hand(info, seat, v):
     """Give the seat one tile of value v (its count, value mask and hand size)."""
-    info[HAND + seat * 11 + v] += 1
-    info[HAND_MASK + seat] |= np.int64(1) << v
-    info[HAND_SIZE + seat] += 1
+    info[ix(HAND + seat * 11 + v)] += 1
+    info[ix(HAND_MASK + seat)] |= np.int64(1) << v
+    info[ix(HAND_SIZE + seat)] += 1
 
 
 @njit(inline="always", cache=True)
 def _remove_from_hand(info, seat, v):
-    k = HAND + seat * 11 + v
-    info[k] -= 1
-    info[HAND_SIZE + seat] -= 1
-    if info[k] == 0:
-        info[HAND_MASK + seat] &= ~(np.int64(1) << v)
-        if info[SHOWN + seat] == v:  # the shown tile has left the hand
-            info[SHOWN + seat] = 0
+    """Take one tile of value v from the seat's hand (without branches: whether it was
+    the last of its value is a coin flip in random play, so a branch would mispredict)."""
+    k = ix(HAND + seat * 11 + v)
+    left = info[k] - 1
+    info[k] = left
+    info[ix(HAND_SIZE + seat)] -= 1
+    gone = np.int64(left == 0)
+    info[ix(HAND_MASK + seat)] &= ~(gone << v)
+    shown = info[ix(SHOWN + seat)]
+    info[ix(SHOWN + seat)] = shown & -(1 - (gone & np.int64(shown == v)))  # the shown tile has left the hand
 
 
 # --- putting a tile on the board ------------------------------------------------------------
+CAP_UNIT = np.array([(1 << (CAP_FIELD_BITS * c)) >> CAP_FIELD_BITS for c in range(MAX_CAP + 1)], dtype=np.int64)
+
+
 @njit(inline="always", cache=True)
 def cap_unit(c):
     """One open cell of capacity c in the packed counts (0 for c = 0: Time Outs aren't counted)."""
-    return (np.int64(1) << (CAP_FIELD_BITS * c)) >> CAP_FIELD_BITS
+    return CAP_UNIT[ix(c)]
 
 
 @njit(inline="always", cache=True)
-def _update_end(grid, e, other, line_sum, front, timeout, counts):
-    """Cell `e` lies just past an end of a line now summing to `line_sum`: lower its
-    capacity; if it is on the board it joins the frontier (if not already in), and it
-    gets a Time Out stone when nothing fits any more. Returns (frontier, timeouts).
+def _update_end(g, e, other, room, front, timeout, counts):
+    """Cell `e` lies just past an end of a line that leaves `room` (24 - its sum): lower
+    its capacity; it joins the frontier (if not already in), and it gets a Time Out
+    stone when nothing fits any more. Returns (frontier, timeouts, counts).
 
     Written without branches: numba cannot drop the array reference counting of an
-    inlined helper whose last array use is spread over several branches."""
-    on = (_ON_BOARD >> e) & 1
-    old = grid[e, CAP]
-    cap = min(old, max(0, _LINE_CAP - line_sum - (grid[e, other] & SUM_MASK)))
-    was_in = (front >> e) & 1
-    counts += (cap_unit(cap) & -on) - (cap_unit(old) & -(on & was_in))  # new cells were not counted
-    grid[e, CAP] = cap
-    return front | (on << e), timeout | ((on & (cap == 0)) << e), counts
+    inlined helper whose last array use is spread over several branches. A border
+    sink's capacity is 0 (`EMPTY_GRID`), so it never changes the counts; its bit (or
+    bit e - 64 for the sinks past cell 63, all sinks too) is cleared by the caller."""
+    old = np.int64(g[at(e, CAP)])
+    cap = min(old, max(0, room - (g[at(e, other)] & SUM_MASK)))
+    bit = np.int64(1) << (e & 63)
+    counts += cap_unit(cap) - cap_unit(old & -((front >> (e & 63)) & 1))  # new cells were not counted (unit 0)
+    g[at(e, CAP)] = cap
+    return front | bit, timeout | (np.int64(cap == 0) << (e & 63)), counts
 
 
-@njit("UniTuple(int64, 4)(int16[:, ::1], int64, int64, int64, int64, int64, int64, int64, int64)",
+# Compiled once with its types and called (LLVM still inlines the call): inlined by numba,
+# its four copies in every caller of `place` doubled the engine's cold compile time.
+@njit("UniTuple(int64, 4)(int16[::1], int64, int64, int64, int64, int64, int64, int64, int64)",
       cache=True, _nrt=False)
-def _merge_axis(grid, p, v, step, before, after, front, timeout, counts):
-    """Merge the runs on both sides of `p` with the new tile; update both ends.
-    Returns the merged line packed as sum | length << 8, and the updated bitboards."""
-    left = grid[p, before]
-    right = grid[p, after]
+def _merge_axis(g, p, v, step, before, after, front, timeout, counts):
+    """Merge the runs on both sides of `p` with the new tile; update both ends (`g` is
+    the `flat_grid`). Returns the merged line packed as sum | length << 8, and the
+    updated bitboards."""
+    left = np.int64(g[at(p, before)])
+    right = np.int64(g[at(p, after)])
     merged = left + right + v + (1 << LEN_SHIFT)
-    line_sum = merged & SUM_MASK
+    room = _LINE_CAP - (merged & SUM_MASK)
     e1 = p - step * ((left >> LEN_SHIFT) + 1)
     e2 = p + step * ((right >> LEN_SHIFT) + 1)
-    grid[e1, after] = merged
-    grid[e2, before] = merged
-    front, timeout, counts = _update_end(grid, e1, before, line_sum, front, timeout, counts)
-    front, timeout, counts = _update_end(grid, e2, after, line_sum, front, timeout, counts)
+    g[at(e1, after)] = merged
+    g[at(e2, before)] = merged
+    front, timeout, counts = _update_end(g, e1, before, room, front, timeout, counts)
+    front, timeout, counts = _update_end(g, e2, after, room, front, timeout, counts)
     return merged, front, timeout, counts
 
 
@@ -262,19 +328,20 @@ def _merge_axis(grid, p, v, step, before, after, front, timeout, counts):
 def _put_tile(grid, info, p, v):
     """Put value v on empty frontier cell p and update the incremental state.
     Returns the four merged lines (row, col, diag, anti)."""
-    grid[p, VAL] = v
+    g = flat_grid(grid)
+    g[at(p, VAL)] = v
     bit = _bit(p)
     info[OCCUPIED] |= bit
     front = info[FRONTIER]
-    counts = info[CAP_COUNTS] - (cap_unit(grid[p, CAP]) & -((front >> p) & 1))
+    counts = info[CAP_COUNTS] - cap_unit(np.int64(g[at(p, CAP)]) & -((front >> p) & 1))
     front &= ~bit
     timeout = info[TIMEOUT]
-    m0, front, timeout, counts = _merge_axis(grid, p, v, 1, RUN_BEFORE, RUN_AFTER, front, timeout, counts)
-    m1, front, timeout, counts = _merge_axis(grid, p, v, 8, RUN_BEFORE + 2, RUN_AFTER + 2, front, timeout, counts)
-    m2, front, timeout, counts = _merge_axis(grid, p, v, 9, RUN_BEFORE + 4, RUN_AFTER + 4, front, timeout, counts)
-    m3, front, timeout, counts = _merge_axis(grid, p, v, 7, RUN_BEFORE + 6, RUN_AFTER + 6, front, timeout, counts)
-    info[FRONTIER] = front
-    info[TIMEOUT] = timeout
+    m0, front, timeout, counts = _merge_axis(g, p, v, 1, RUN_BEFORE, RUN_AFTER, front, timeout, counts)
+    m1, front, timeout, counts = _merge_axis(g, p, v, 8, RUN_BEFORE + 2, RUN_AFTER + 2, front, timeout, counts)
+    m2, front, timeout, counts = _merge_axis(g, p, v, 9, RUN_BEFORE + 4, RUN_AFTER + 4, front, timeout, counts)
+    m3, front, timeout, counts = _merge_axis(g, p, v, 7, RUN_BEFORE + 6, RUN_AFTER + 6, front, timeout, counts)
+    info[FRONTIER] = front & _ON_BOARD  # the ends on border sinks set bits off the board
+    info[TIMEOUT] = timeout & _ON_BOARD
     info[CAP_COUNTS] = counts
     return m0, m1, m2, m3
 
@@ -338,15 +405,19 @@ def _runs_and_set(grid, p, v, step):
     return up if up >= 3 else 0, down if down >= 3 else 0, same if same >= 3 else 0
 
 
+# NEAR_VALUES[w]: bit v set for the values v within one of a tile w (none for w = 0, no tile).
+NEAR_VALUES = np.array([0] + [(0b111 << (w - 1)) & (((1 << (MAX_CAP + 1)) - 1) & ~1) for w in range(1, MAX_CAP + 1)],
+                       dtype=np.int64)
+
+
 @njit(inline="always", cache=True)
 def _may_run_or_set(grid, p, v, step, line):
     """1 if a tile v on p could make a run or set on this axis, its line (packed
     sum | length << 8, p included) given: the line holds 3 tiles and a neighbour of p
     is v or v +- 1 (a tile: 0 is no tile). Else 0."""
-    a = np.int64(grid[p - step, VAL])
-    b = np.int64(grid[p + step, VAL])
-    near = ((a != 0) & (abs(a - v) <= 1)) | ((b != 0) & (abs(b - v) <= 1))
-    return np.int64(near & ((line >> LEN_SHIFT) >= 3))
+    g = flat_grid(grid)
+    near = (NEAR_VALUES[ix(g[at(p - step, VAL)])] | NEAR_VALUES[ix(g[at(p + step, VAL)])]) >> v
+    return near & np.int64((line >> LEN_SHIFT) >= 3)
 
 
 @njit(inline="always", cache=True)
@@ -404,7 +475,7 @@ def _score(grid, info, p, v, m0, m1, m2, m3):
         info[bd + BD_SET] = same
         total += RUN_POINTS[up] + RUN_POINTS[down] + SET_POINTS[same]
     info[BD_PAIRS] = pairs
-    double = IS_DOUBLE_TIME[p] if total > 0 else 0
+    double = IS_DOUBLE_TIME[ix(p)] & -np.int64(total > 0)  # no branch: scoring or not is a coin flip
     info[BD_DOUBLE] = double
     return total << double
 
@@ -458,7 +529,7 @@ def _run_set_minutes(grid, p, v, r0, r1, r2, r3):
 @njit(inline="always", cache=True)
 def _doubled(p, total):
     """Minutes `total` scored on p after Double Time (a 2x cell doubles a scoring move)."""
-    return total << IS_DOUBLE_TIME[p] if total > 0 else total
+    return total << (IS_DOUBLE_TIME[ix(p)] & -np.int64(total > 0))
 
 
 @njit(inline="always", cache=True)
@@ -589,7 +660,7 @@ def max_open_capacity(info):
 
 @njit(inline="always", cache=True)
 def can_place(info, seat, max_cap):
-    return LOWEST_VALUE[info[HAND_MASK + seat]] <= max_cap
+    return LOWEST_VALUE[ix(info[ix(HAND_MASK + seat)])] <= max_cap
 
 
 @njit(inline="always", cache=True)
@@ -618,13 +689,13 @@ def place(grid, info, p, v):
     seat = info[CURRENT]
     m0, m1, m2, m3 = _put_tile(grid, info, p, v)
     points = _score(grid, info, p, v, m0, m1, m2, m3)
-    info[SCORE + seat] += points
+    info[ix(SCORE + seat)] += points
     info[LAST_POINTS] = points
     _remove_from_hand(info, seat, v)
     _note_placement(info, seat, v)
     pos = info[BAG_POS]
     if pos < _NUM_TILES:
-        add_to_hand(info, seat, info[DEAL + pos])
+        add_to_hand(info, seat, info[ix(DEAL + pos)])
         info[BAG_POS] = pos + 1
     _end_turn(info)
     return points
@@ -634,7 +705,7 @@ def place(grid, info, p, v):
 def _note_placement(info, seat, v):
     """Keep the seat's pass facts (layout.PASS_CAP) true after it placed v: a tile above
     the cap may have been one of the tiles held since the pass, a smaller one was not."""
-    held = info[PASS_HELD + seat]
+    held = info[ix(PASS_HELD + seat)]
     if held > 0 and v > info[PASS_CAP + seat]:
         info[PASS_HELD + seat] = held - 1
         if held == 1:
@@ -799,19 +870,19 @@ def random_placement(grid, info, rng):
     the value fits, so every legal placement has the same chance. After a few misses
     (rare: most open cells take most values) it falls back to counting and selecting."""
     seat = info[CURRENT]
-    mask = info[HAND_MASK + seat]
+    mask = info[ix(HAND_MASK + seat)]
     if not can_place(info, seat, max_open_capacity(info)):
         return rng, -1, 0
     cells = open_cells(info)
     num_cells = popcount64(cells)
-    num_values = POPCOUNT[mask]
+    num_values = POPCOUNT[ix(mask)]
     for _ in range(8):
         rng, z = rng_next(rng)
         i = np.int64(((z >> np.uint64(32)) * np.uint64(num_cells)) >> np.uint64(32))
         j = np.int64(((z & _LOW32) * np.uint64(num_values)) >> np.uint64(32))
         p = select_bit(cells, i)
         v = select_bit(mask, j)
-        if grid[p, CAP] >= v:
+        if flat_grid(grid)[at(p, CAP)] >= v:
             return rng, p, v
     rng, r = rng_below(rng, count_placements(info))
     while True:
@@ -902,13 +973,11 @@ def rewards(info, out):
 def setup_position(grid, info, pads, values, hands, bag, num_players, team, current):
     """Set up any position: tiles `values` on padded cells `pads`, `hands[seat, v]`
     counts, `bag` in draw order; scores zero. The tile multiset need not be complete."""
-    grid[:, :] = 0
+    _clear_board(grid)
     info[:] = 0
     info[NUM_PLAYERS] = num_players
     info[TEAM] = team
     info[LAST_ACTION] = -1
-    for p in range(grid.shape[0]):
-        grid[p, CAP] = MAX_CAP
     for i in range(pads.shape[0]):
         put_tile(grid, info, np.int64(pads[i]), np.int64(values[i]))
     for seat in range(num_players):
