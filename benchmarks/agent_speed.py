@@ -12,7 +12,9 @@ scored by its fast evaluator) with and without the evaluator from a middle-game 
 (turn 20 of the same deal, greedy play): what the evaluator costs a simulation. At that
 position also the network's root ordering (the one network call of a `selfplay` move,
 timed right after a search as in play), by the numba kernel the search uses and by the
-torch network for comparison. numba and torch run on one thread; nothing here uses prange.
+torch network for comparison; and the best response (`br`) against the numba-side
+targets greedy and random at that position, with its ratio to plain ISMCTS. numba and
+torch run on one thread; nothing here uses prange.
 """
 
 from __future__ import annotations
@@ -152,14 +154,23 @@ def main(argv=None) -> dict:
             middle, selfplay_search, lambda v: guide.root_order(v, with_prior=True), 10 * args.repeats),
         "middle_game_torch_root_orderings_per_s": root_orderings_per_s(
             middle, selfplay_search, lambda v: torch_root_order(guide, v), 10 * args.repeats),
+        "middle_game_br_greedy_iterations_per_s": mcts_iterations_per_s(
+            middle, "br:target=greedy", args.iterations, args.repeats),
+        "middle_game_br_random_iterations_per_s": mcts_iterations_per_s(
+            middle, "br:target=random", args.iterations, args.repeats),
         "mcts_iterations_per_search": args.iterations,
     }
+    # the best response against a numba-side target, as a share of plain ISMCTS's speed (issue 39: >= 0.3)
+    result["middle_game_br_greedy_to_ismcts_ratio"] = (result["middle_game_br_greedy_iterations_per_s"]
+                                                       / result["middle_game_mcts_default_iterations_per_s"])
     if args.json:
         print(json.dumps(result))
     else:
         print(f"machine: {describe()}, load average {result['machine']['load_average']:.2f}")
         for key, value in result.items():
-            if isinstance(value, float):
+            if key.endswith("_ratio"):
+                print(f"  {key:64s} {value:12.2f}")
+            elif isinstance(value, float):
                 print(f"  {key:64s} {value:12,.0f}")
             elif key.endswith("position"):
                 print(value)
