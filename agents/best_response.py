@@ -223,6 +223,26 @@ class BestResponseAgent(MCTSAgent):
         self._hands[:] = self._hands[index]
         w[:] = 1.0
 
+    def warm_up(self) -> None:
+        """Compile (or load) every kernel of the belief and the search: a few moves of a
+        fixed game with a two-iteration search. Budget and random stream are kept."""
+        from engine import GameState
+        from engine.view import PlayerView
+
+        budget, rng = (self.iterations, self.time), self.rng
+        self.iterations, self.time, self.rng = 2, None, np.random.default_rng(0)
+        try:
+            state = GameState.new(2, seed=0)
+            views = [PlayerView(state, 0), PlayerView(state, 1)]
+            self.reset(1, 2)
+            for _ in range(3):
+                seat = state.current_player
+                action = self.act(None, views[1]) if seat == 1 else state.legal_actions()[0]
+                self.observe_action(views[1], seat, action)
+                state.step(action)
+        finally:
+            (self.iterations, self.time), self.rng = budget, rng
+
     # --- the search -------------------------------------------------------------------------
     def _search(self, view):
         if self._hands.shape[0]:
