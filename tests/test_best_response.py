@@ -245,3 +245,27 @@ def test_exploit_plays_one_seat_against_the_rest_at_four_players(tmp_path):
                           "--workers", "1", "--out", str(out), "--no-progress"]) == 0
     rows = [json.loads(line) for line in (out / "br" / "games.jsonl").read_text().splitlines()]
     assert all(sum(label.startswith("br:") for label in r["labels"]) == 1 for r in rows)
+
+
+def test_a_ladders_generations_are_rated_by_a_best_response(tmp_path, capsys):
+    """`evaluate.py ladder RUN --exploit G`: the raw policy of the first and last
+    generations against a best response, on the same deals, paired."""
+    import evaluate
+    from evaluation.exploit import raw_policy_spec
+    from evaluation.ladder import Ladder
+
+    run = tmp_path / "run"
+    ladder = Ladder(run, anchors=["greedy"], games_per_pair=2, seed=3, workers=1)
+    ladder.add_generation(0, "checkpoint:models/alphazero_2p_best.pt", 1.0)
+    ladder.add_generation(1, "ismcts:net=models/selfplay_2p.pt,iterations=10", 2.0)
+    assert raw_policy_spec("ismcts:net=models/selfplay_2p.pt,iterations=10") == "checkpoint:models/selfplay_2p.pt"
+    with pytest.raises(ValueError, match="names no network"):
+        raw_policy_spec("greedy")
+    assert evaluate.main(["ladder", str(run), "--exploit", "2", "--br", "iterations=10,particles=16",
+                          "--workers", "1"]) == 0
+    result = json.loads((run / "exploitability.json").read_text())
+    assert [r["generation"] for r in result["generations"]] == [0, 1]
+    assert result["generations"][1]["target"] == "checkpoint:models/selfplay_2p.pt"
+    assert result["last_minus_first"]["deals"] == 1
+    assert "last minus first" in capsys.readouterr().out
+    assert evaluate.main(["ladder", str(run), "--exploit", "2", "--exploit-generations", "7"]) == 2
