@@ -34,15 +34,18 @@ time, c, depth, ...).
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from engine import rules
 
 from . import br_kernels as bk
-from .base import Agent, check_spec, make, non_negative_int, register
+from .base import Agent, check_spec, choice, make, non_negative_int, register
 from .search import MCTSAgent, _show_search_parameters
 
 DEFAULT_PARTICLES = 512
+TARGET_ROLLOUTS = ("fast", "model")  # the target's rollout moves: the greedy rollout policy's, or its model's
 
 
 def target_spec(name: str, value) -> str:
@@ -99,10 +102,13 @@ class BestResponseAgent(MCTSAgent):
     """ISMCTS-BR against a fixed target (see the module doc)."""
 
     observes_actions = True  # the game loop calls observe_action for every move
-    parameter_rules = {**MCTSAgent.parameter_rules, "target": target_spec}
+    parameter_rules = {**MCTSAgent.parameter_rules, "target": target_spec,
+                       "target_rollout": partial(choice, allowed=TARGET_ROLLOUTS)}
 
-    def __init__(self, target: str, particles: int = DEFAULT_PARTICLES, **kwargs) -> None:
+    def __init__(self, target: str, particles: int = DEFAULT_PARTICLES, target_rollout: str = "fast",
+                 **kwargs) -> None:
         super().__init__(**kwargs)
+        self.target_rollout = choice("target_rollout", target_rollout, TARGET_ROLLOUTS)
         if self.halving:
             raise ValueError("halving is not a parameter of br")
         self.target = target_spec("target", target)
@@ -128,6 +134,7 @@ class BestResponseAgent(MCTSAgent):
         if key not in self._models:
             seats = sum(1 << s for s in range(num_players) if s not in br_seats)
             self._models[key] = target_model(self._target, seats, num_players, team)
+            self._models[key].config[bk.CONFIG_FAST_ROLLOUT] = self.target_rollout == "fast"
         self._model = self._models[key]
         kind = int(self._model.config[bk.CONFIG_KIND])
         self.model_kind = kind

@@ -60,19 +60,25 @@ MODEL_GREEDY = 2  # the greedy agent (`policy_kernels.greedy_action`), determini
 MODEL_POLICY = 3  # the rollout policy agent (epsilon-greedy): moves modelled, reach unknown
 MODEL_NETWORK = 4  # a network's raw policy (`agents.net_kernels`): argmax, or sampled at a temperature
 # the model's int64 config record
-CONFIG_KIND, CONFIG_SEATS, CONFIG_EPSILON, CONFIG_SAFE, CONFIG_EXPOSURE = range(5)
-CONFIG_LEN = 5
+CONFIG_KIND, CONFIG_SEATS, CONFIG_EPSILON, CONFIG_SAFE, CONFIG_EXPOSURE, CONFIG_FAST_ROLLOUT = range(6)
+CONFIG_LEN = 6
 EXPOSURE_KINDS = {None: 0, "worst": 1, "expected": 2, "outlook": 3}  # the network's exposure features
 # the model's float64 record
 REAL_TEMPERATURE, REAL_FOLLOW_UP = range(2)
 _PASS = rules.PASS_ACTION
 _MAX_VALUE = rules.MAX_VALUE
+# the memo of the target's moves in one search: open addressing, linear probes of at most 16
+CACHE_BITS = 14
+CACHE_SIZE = 1 << CACHE_BITS
+_EMPTY = -1
 
 
 class TargetModel(NamedTuple):
     """The target's policy in numba and its scratch arrays.
 
-    config   int64 (CONFIG_LEN,)  kind, seats bitmask, epsilon threshold, safe, exposure kind
+    config   int64 (CONFIG_LEN,)  kind, seats bitmask, epsilon threshold, safe, exposure kind,
+                                  fast rollouts (the target's rollout moves are the greedy rollout
+                                  policy's, `_rollout_br`)
     reals    float64 (2,)         the network's temperature, the outlook's follow-up weight
     world_*                       a world (the belief's scratch); copy_*: the greedy kernel's copy
     scratch  int64 (128,)         the greedy kernel's scratch
@@ -81,6 +87,8 @@ class TargetModel(NamedTuple):
                                   empty without a network)
     obs, exposure, logits float32 the network's input and output
     cell_points int64 (80, 11)    the expected exposure's scratch
+    cache_keys, cache_actions     int64 (CACHE_SIZE,): the search's memo of a deterministic
+                                  target's moves (`cached_target_action`)
     """
 
     config: np.ndarray
@@ -99,14 +107,18 @@ class TargetModel(NamedTuple):
     exposure: np.ndarray
     logits: np.ndarray
     cell_points: np.ndarray
+    cache_keys: np.ndarray
+    cache_actions: np.ndarray
 
 
 def new_model(kind: int, seats: int, epsilon: int = 0, safe: bool = True, net: np.ndarray | None = None,
-              exposure: str | None = None, temperature: float = 0.0, follow_up: float = 0.0) -> TargetModel:
+              exposure: str | None = None, temperature: float = 0.0, follow_up: float = 0.0,
+              fast_rollout: bool = False) -> TargetModel:
     """A target model; `net`: a packed network (`PolicyValueNet.packed_placement`) for MODEL_NETWORK."""
     world_grid, world_info = access.new_arrays()
     copy_grid, copy_info = access.new_arrays()
-    config = np.array([kind, seats, epsilon, int(safe), EXPOSURE_KINDS[exposure]], dtype=np.int64)
+    config = np.array([kind, seats, epsilon, int(safe), EXPOSURE_KINDS[exposure], int(fast_rollout)],
+                      dtype=np.int64)
     if net is None:
         net = np.zeros(0, dtype=np.float32)
         maps, columns = np.zeros((0, 0), dtype=np.float32), np.zeros((0, 0), dtype=np.float32)
@@ -117,7 +129,8 @@ def new_model(kind: int, seats: int, epsilon: int = 0, safe: bool = True, net: n
                        copy_grid, copy_info, np.zeros(128, dtype=np.int64), np.zeros(placements, dtype=np.int64),
                        np.zeros(placements, dtype=np.int64), net, maps, columns, np.zeros(OBS_SIZE, dtype=np.float32),
                        np.zeros(placements, dtype=np.float32), np.zeros(placements, dtype=np.float32),
-                       np.zeros((layout.GRID_CELLS, _MAX_VALUE + 1), dtype=np.int64))
+                       np.zeros((layout.GRID_CELLS, _MAX_VALUE + 1), dtype=np.int64),
+                       np.full(CACHE_SIZE, _EMPTY, dtype=np.int64), np.zeros(CACHE_SIZE, dtype=np.int64))
 
 
 @njit(inline="always", cache=True)
@@ -218,6 +231,56 @@ def target_probability(model, grid, info, action):
             return 0.0
         return 1.0 / n
     return -1.0
+
+
+# --- the memo of the target's moves in the tree -----------------------------------------------------
+@njit(inline="always", cache=True)
+def is_deterministic(model):
+    """The model's move is a function of the mover's view alone (no sampling)."""
+    kind = model.config[CONFIG_KIND]
+    return kind == MODEL_GREEDY or (kind == MODEL_NETWORK and model.reals[REAL_TEMPERATURE] <= 0.0)
+
+
+@kernel
+def clear_cache(model):
+    for i in range(CACHE_SIZE):
+        model.cache_keys[i] = _EMPTY
+
+
+@njit(inline="always", cache=True)
+def _view_key(node, info):
+    """A key of what the mover sees at a tree node: the node fixes the board and every
+    public fact; the rest of the mover's view is its hand (3 bits per value: 0..4 copies)
+    and, in the team variant, the shown tiles and whether it has shown this turn."""
+    seat = access.current_seat(info)
+    key = np.int64(node)
+    for v in range(1, 11):
+        key = (key << np.int64(3)) | access.hand_count(info, seat, v)
+    key = (key << np.int64(4)) | access.shown_value(info, seat)
+    key = (key << np.int64(4)) | access.shown_value(info, rules.partner(seat))
+    return (key << np.int64(1)) | access.shown_this_turn(info)
+
+
+@kernel
+def cached_target_action(model, node, grid, info, rng):
+    """`target_action` of a deterministic model at tree node `node`, computed once per
+    (node, the mover's view) in a search: the same view gives the same move, exactly.
+    Returns (rng, action)."""
+    key = _view_key(node, info)
+    slot = (np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - CACHE_BITS)
+    i = np.int64(slot)
+    used = 0
+    while model.cache_keys[i] != _EMPTY:
+        if model.cache_keys[i] == key:
+            return rng, model.cache_actions[i]
+        i = (i + 1) & (CACHE_SIZE - 1)
+        used += 1
+        if used >= 16:  # a long probe: the memo is crowded, compute without storing
+            return target_action(model, grid, info, rng)
+    rng, a = target_action(model, grid, info, rng)
+    model.cache_keys[i] = key
+    model.cache_actions[i] = a
+    return rng, a
 
 
 # --- the belief -------------------------------------------------------------------------------
@@ -342,12 +405,16 @@ def _descend_br(tree, work, params, model, rng):
     nodes = tree.nodes
     expand_after = np.int64(params[P_EXPAND_AFTER])
     ucb = params[P_SELECTION] == SELECT_UCB
+    memo = is_deterministic(model)
     node = ROOT
     while not access.is_over(work.info):
         if node != ROOT and nodes[node, VISITS] < expand_after:
             break
         if is_target(model, access.current_seat(work.info)):
-            rng, a = target_action(model, work.grid, work.info, rng)
+            if memo:
+                rng, a = cached_target_action(model, node, work.grid, work.info, rng)
+            else:
+                rng, a = target_action(model, work.grid, work.info, rng)
             nxt, stop = child_with_action(tree, node, a)
         else:
             rng, nxt, stop = select_step(tree, work, params, node, rng, ucb)
@@ -369,10 +436,14 @@ def _rollout_br(work, params, model, rng):
     epsilon = np.int64(params[P_EPSILON])
     safe = params[P_SAFE] != 0.0
     placements = 0
+    fast = model.config[CONFIG_FAST_ROLLOUT] != 0
     network = model.config[CONFIG_KIND] == MODEL_NETWORK
     while not access.is_over(info) and (depth == 0 or placements < depth):
         if is_target(model, access.current_seat(info)):
-            if network:  # a network call per rollout move would cost ~50x a simulation: greedy stands in
+            if fast:  # the greedy rollout policy (its first key and a safety tie-break): a fraction of the cost
+                rng, p, v = policy_placement(grid, info, rng, 0, True)
+                a = _PASS if p < 0 else access.placement_action(p, v)
+            elif network:  # a network call per rollout move would cost ~50x a simulation: greedy stands in
                 a = greedy_action(grid, info, model.copy_grid, model.copy_info, model.scratch, model.actions,
                                   model.keys)
             else:
@@ -398,6 +469,7 @@ def search_br(root_grid, root_info, observer, iterations, params, rng, tree, wor
                               tiles)
     particles = hands.shape[0]
     seats = model.config[CONFIG_SEATS]
+    clear_cache(model)  # node ids are this search's
     for _ in range(iterations):
         ok = False
         if particles > 0:

@@ -42,6 +42,7 @@ def test_nested_target_spec_in_brackets():
     ("br:target=[ismcts:iterations=0]", "positive integer"),
     ("br:iterations=5", "target"),
     ("br:target=greedy,particles=-1", "non-negative"),
+    ("br:target=greedy,target_rollout=exact", "target_rollout must be one of"),
 ])
 def test_bad_br_specs_are_refused_clearly(spec, words):
     with pytest.raises(ValueError, match=words):
@@ -104,6 +105,40 @@ def test_the_belief_follows_a_greedy_target():
                 checked += 1
         state.step(action)
     assert checked > 50
+
+
+def test_the_memo_of_a_deterministic_targets_moves_is_exact():
+    """In one search the response memoizes greedy's move per (tree node, greedy's view):
+    across many worlds of one position, at the same node, the memo answers what greedy
+    would play. The worlds' hands make greedy play differently, so a key that missed
+    the hand would answer wrongly for some of them."""
+    from agents import br_kernels as bk
+    from engine import access
+    from engine.determinize import deal_around_hands
+
+    for players, team in ((2, False), (4, True)):
+        state = GameState.from_deal(random_deal(13), players, team)
+        random = agents.make("random", seed=1)
+        while state.turn < 14 or state.current_player != TARGET:
+            state.step(random.act(None, PlayerView(state, state.current_player)))
+        grid, info = PlayerView(state, BR).public_arrays()
+        targets = sum(1 << s for s in range(players) if s not in (BR, rules.partner(BR) if team else BR))
+        model = bk.new_model(bk.MODEL_GREEDY, targets)
+        hands, weights = np.zeros((64, 4, 11), dtype=np.int64), np.ones(64)
+        rng = bk.belief_reset(grid, info, BR, targets, hands, weights, np.uint64(3), model.world_grid,
+                              model.world_info, np.zeros(128, dtype=np.int64))
+        bk.clear_cache(model)
+        world_grid, world_info = access.new_arrays()
+        moves = set()
+        for i in list(range(64)) * 2:  # each world twice: the second call is answered by the memo
+            rng, ok = deal_around_hands(grid, info, BR, hands[i], targets, rng, world_grid, world_info,
+                                           np.zeros(128, dtype=np.int64))
+            assert ok
+            _, expected = bk.target_action(model, world_grid, world_info, np.uint64(0))
+            _, memo = bk.cached_target_action(model, 7, world_grid, world_info, np.uint64(0))
+            assert memo == expected
+            moves.add(int(expected))
+        assert len(moves) >= 3
 
 
 # --- exactness ------------------------------------------------------------------------------
