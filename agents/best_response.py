@@ -17,18 +17,21 @@ How it searches (`agents.br_kernels` holds the kernels and the details):
   guess dies (a model that is not exactly the target's), the belief restarts from plain
   determinizations of the current position and `belief_resets` counts it.
 * **The target's moves in the search are the target's.** In each simulation's world the
-  target seats play the target's move for their hand there (in the tree and in the
-  rollout), and the BR's own seats search with UCB (the ISMCTS of `agents.search`).
+  target seats play the target's move for their hand there in the tree, and the BR's own
+  seats search with UCB (the ISMCTS of `agents.search`). In the rollouts the target seats
+  play the greedy rollout policy (``target_rollout=fast``, the default: a quarter of the
+  cost) or the target's own model (``target_rollout=model``).
 
-Which targets are modelled exactly: ``random`` and ``greedy`` (moves and reach), and
-``policy`` (the epsilon-greedy rollout agent: its moves are sampled from its policy, its
-reach is not weighted). Any other target (search agents, networks) is *not modelled*: the
-BR falls back to plain ISMCTS worlds and searches the target's turns as its own
-opponents' (a looser bound, documented in the exploitability table).
+Which targets are modelled exactly: ``random``, ``greedy`` and a network's raw policy
+(``checkpoint:``, ``selfplay-policy``): moves and reach; and ``policy`` (the
+epsilon-greedy rollout agent: its moves are sampled from its policy, its reach is not
+weighted). Any other target (search agents) is *not modelled*: the BR falls back to plain
+ISMCTS worlds and searches the target's turns as its own opponents' (a looser bound,
+documented in the exploitability table).
 
 A nested spec goes in square brackets: ``br:target=[policy:epsilon=0.2,safe=false],iterations=1000``
 (`agents.base.parse_spec`). Parameters: ``target`` (required), ``particles`` (default 512,
-0 = no belief: plain determinization), and every parameter of ``ismcts`` (iterations,
+0 = no belief: plain determinization), ``target_rollout`` (fast or model), and every parameter of ``ismcts`` (iterations,
 time, c, depth, ...).
 """
 

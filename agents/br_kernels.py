@@ -378,6 +378,9 @@ def belief_target_move(grid, info, observer, hands, weights, action, model, rng)
     seats = model.config[CONFIG_SEATS]
     mover = access.current_seat(info)
     scratch = model.scratch
+    memo = is_deterministic(model)  # many particles share a hand: the model runs once per distinct view
+    if memo:
+        clear_cache(model)
     for i in range(hands.shape[0]):
         if weights[i] == 0.0:
             continue
@@ -386,7 +389,11 @@ def belief_target_move(grid, info, observer, hands, weights, action, model, rng)
         if not ok:
             weights[i] = 0.0
             continue
-        p = target_probability(model, model.world_grid, model.world_info, action)
+        if memo:
+            _, chosen = cached_target_action(model, ROOT, model.world_grid, model.world_info, rng)
+            p = 1.0 if chosen == action else 0.0
+        else:
+            p = target_probability(model, model.world_grid, model.world_info, action)
         if p >= 0.0:
             weights[i] *= p
         if action < _PASS:
