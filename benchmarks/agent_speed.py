@@ -13,7 +13,8 @@ scored by its fast evaluator) with and without the evaluator from a middle-game 
 position also the network's root ordering (the one network call of a `selfplay` move,
 timed right after a search as in play), by the numba kernel the search uses and by the
 torch network for comparison; and the best response (`br`) against the numba-side
-targets greedy and random at that position, with its ratio to plain ISMCTS. numba and
+targets greedy (its rollouts fast, the default, and the greedy agent's own), random and
+the shipped network's raw policy at that position, with its ratio to plain ISMCTS. numba and
 torch run on one thread; nothing here uses prange.
 """
 
@@ -156,8 +157,12 @@ def main(argv=None) -> dict:
             middle, selfplay_search, lambda v: torch_root_order(guide, v), 10 * args.repeats),
         "middle_game_br_greedy_iterations_per_s": mcts_iterations_per_s(
             middle, "br:target=greedy", args.iterations, args.repeats),
+        "middle_game_br_greedy_model_rollout_iterations_per_s": mcts_iterations_per_s(
+            middle, "br:target=greedy,target_rollout=model", args.iterations, args.repeats),
         "middle_game_br_random_iterations_per_s": mcts_iterations_per_s(
             middle, "br:target=random", args.iterations, args.repeats),
+        "middle_game_br_selfplay_policy_iterations_per_s": mcts_iterations_per_s(
+            middle, "br:target=selfplay-policy", args.iterations, args.repeats),
         "mcts_iterations_per_search": args.iterations,
     }
     # the best response against a numba-side target, as a share of plain ISMCTS's speed (issue 39: >= 0.3)

@@ -218,20 +218,21 @@ def _after(worlds, action):
     return out
 
 
-@pytest.mark.slow
-def test_br_finds_the_exact_best_response_in_small_endgames():
-    """In 200 endgames where the response's choice matters, `br` plays a move of the
-    exact best value (its utility: reward plus the margin term) in at least 95%."""
+def exact_agreement(spec: str, positions: int = 200) -> tuple[int, int]:
+    """(how many moves of the exact best value, out of how many endgames where the choice
+    matters) the agent `spec` (with `seed=`) plays against greedy; see the test below.
+    `python -c "from tests.test_best_response import exact_agreement as e;
+    print(e('ismcts:iterations=2000'))"` shows what a response that does not model greedy scores."""
     greedy = agents.make("greedy")
     checked = agreed = 0
     seed = 0
-    while checked < 200:
+    while checked < positions:
         seed += 1
         for position, target, move in _endgames(seed):
             br = 1 - target
             worlds = [(w, s) for w, s in _worlds(position, br) if greedy.act(None, PlayerView(s, target)) == move]
             assert worlds, "the real target hand is always consistent with its own move"
-            agent = agents.make("br:target=greedy,iterations=2000", seed=seed)
+            agent = agents.make(spec, seed=seed)
             agent.reset(br, 2)
             agent.observe_action(PlayerView(position, br), target, move)
             position.step(move)
@@ -245,6 +246,14 @@ def test_br_finds_the_exact_best_response_in_small_endgames():
             chosen = agent.act(None, PlayerView(position, br))
             checked += 1
             agreed += values[chosen] >= max(values.values()) - 1e-9
+    return agreed, checked
+
+
+@pytest.mark.slow
+def test_br_finds_the_exact_best_response_in_small_endgames():
+    """In 200 endgames where the response's choice matters, `br` plays a move of the
+    exact best value (its utility: reward plus the margin term) in at least 95%."""
+    agreed, checked = exact_agreement("br:target=greedy,iterations=2000")
     assert agreed >= 0.95 * checked, f"{agreed} of {checked}"
 
 
