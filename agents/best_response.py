@@ -179,7 +179,8 @@ class BestResponseAgent(MCTSAgent):
     def _target_move(self, view, action: int) -> None:
         grid, info = view.public_arrays()
         self._belief_rng = np.uint64(bk.belief_target_move(grid, info, self._seat, self._hands, self._weights,
-                                                           action, self._model, self._belief_rng))
+                                                           np.empty_like(self._weights), action, self._model,
+                                                           self._belief_rng))
 
     def _sync(self, view) -> None:
         """Bring the belief up to `view`: build it at the game's start, weigh this seat's

@@ -371,17 +371,21 @@ def belief_observer_draws(grid, info, observer, seats, hands, weights, drawn, sc
 
 
 @kernel
-def belief_target_move(grid, info, observer, hands, weights, action, model, rng):
+def belief_target_move(grid, info, observer, hands, weights, before, action, model, rng):
     """The target seat to move in (grid, info) plays `action`: weigh every particle by the
     model's probability of it in a world dealt around the particle, and take the placed
-    tile out of the particle's hand. Returns the rng."""
+    tile out of the particle's hand; then, with several target seats, give the particles
+    it ruled out the mover's hand of a surviving one (`_cross_over`). `before`: float64
+    scratch of the particles' count. Returns the rng."""
     seats = model.config[CONFIG_SEATS]
     mover = access.current_seat(info)
     scratch = model.scratch
     memo = is_deterministic(model)  # many particles share a hand: the model runs once per distinct view
     if memo:
         clear_cache(model)
+    reach_known = True
     for i in range(hands.shape[0]):
+        before[i] = weights[i]
         if weights[i] == 0.0:
             continue
         rng, ok = deal_around_hands(grid, info, observer, hands[i], seats, rng, model.world_grid, model.world_info,
@@ -396,12 +400,59 @@ def belief_target_move(grid, info, observer, hands, weights, action, model, rng)
             p = target_probability(model, model.world_grid, model.world_info, action)
         if p >= 0.0:
             weights[i] *= p
+        else:
+            reach_known = False
         if action < _PASS:
             v = action % _MAX_VALUE + 1
             if hands[i, mover, v] == 0:
                 weights[i] = 0.0
             else:
                 hands[i, mover, v] -= 1
+    if reach_known and seats != (1 << mover):
+        rng = _cross_over(grid, info, observer, hands, weights, before, action, model, rng)
+    return rng
+
+
+@kernel
+def _cross_over(grid, info, observer, hands, weights, before, action, model, rng):
+    """The target's policy at a seat reads only that seat's hand, so the reach factorizes
+    over the target seats: a particle ruled out by the mover's move keeps its other seats'
+    hands (still consistent with their own moves) and takes the mover's hand from a
+    survivor drawn by weight, if the tiles fit. Without this, at 3-4 players every guess
+    must survive every target seat's every move, and the guesses die out several times a
+    game. The weight becomes the particle's previous weight times the survivor's
+    probability of the move."""
+    mover = access.current_seat(info)
+    seats = model.config[CONFIG_SEATS]
+    saved = model.keys
+    counts = model.scratch[SCRATCH_COUNTS:SCRATCH_COUNTS + 11]
+    placed = action % _MAX_VALUE + 1 if action < _PASS else 0
+    total = 0.0
+    for j in range(hands.shape[0]):
+        total += weights[j]
+    if total <= 0.0:
+        return rng
+    for i in range(hands.shape[0]):
+        if before[i] == 0.0 or weights[i] > 0.0:
+            continue
+        for v in range(11):
+            saved[v] = hands[i, mover, v]
+        for _ in range(4):  # a few survivors: their hand may not fit beside this particle's others
+            rng, bits = rng_next(rng)
+            u = np.float64(bits >> np.uint64(11)) * (1.0 / 2.0**53) * total
+            j = 0
+            while j < hands.shape[0] - 1 and (weights[j] == 0.0 or u >= weights[j]):
+                u -= weights[j]
+                j += 1
+            for v in range(11):
+                hands[i, mover, v] = hands[j, mover, v]
+            fits = (weights[j] > 0.0 and _pool(grid, info, observer, seats, hands[i], counts) >= 0
+                    and (placed == 0 or counts[placed] > 0))
+            if fits:
+                weights[i] = before[i] * weights[j] / before[j]
+                break
+            for v in range(11):
+                hands[i, mover, v] = saved[v]
     return rng
 
 

@@ -107,6 +107,32 @@ def test_the_belief_follows_a_greedy_target():
     assert checked > 50
 
 
+def test_the_four_player_belief_keeps_its_guesses_consistent():
+    """At 4 players a guess ruled out by one seat's move takes that seat's hand from a
+    survivor (the reach factorizes over seats): the guesses stay within the tiles the
+    response has not seen, hold the public hand sizes, and die out at most rarely."""
+    from engine.determinize import unseen_counts_into
+
+    br = agents.make("br:target=greedy,iterations=20", seed=6)
+    seats = [br] + [agents.make("greedy") for _ in range(3)]
+    observe = br.observe_action
+
+    def checked_observe(view, seat, action):
+        observe(view, seat, action)
+        grid, info = view.public_arrays()
+        unseen = np.zeros(11, dtype=np.int64)
+        unseen_counts_into(grid, info, BR, unseen)
+        for hand in br._hands[br._weights > 0]:
+            assert np.all(hand[1:4, 1:].sum(axis=0) <= unseen[1:]), "a guess holds tiles that are not unseen"
+        checked_observe.calls += 1
+
+    checked_observe.calls = 0
+    br.observe_action = checked_observe
+    record = play_game(seats, random_deal(31), 4)
+    assert record.forfeit is None, record.error
+    assert checked_observe.calls > 20 and br.belief_resets <= 3, br.belief_resets
+
+
 def test_the_memo_of_a_deterministic_targets_moves_is_exact():
     """In one search the response memoizes greedy's move per (tree node, greedy's view):
     across many worlds of one position, at the same node, the memo answers what greedy
