@@ -58,8 +58,20 @@ for _b in range(256):
     for _j, _pos in enumerate(p for p in range(8) if (_b >> p) & 1):
         SELECT_IN_BYTE[_b, _j] = _pos
 
+# VALUE_OF_RANK[m >> 1, j]: the j-th smallest value of the hand mask m (bit v = value v,
+# v = 1..10), for j < popcount(m): one load instead of a `select_bit`.
+VALUE_OF_RANK = np.zeros((1 << _MAX_VALUE, _MAX_VALUE), dtype=np.int8)
+for _m in range(1 << _MAX_VALUE):
+    for _j, _v in enumerate(v for v in range(1, _MAX_VALUE + 1) if (_m << 1) >> v & 1):
+        VALUE_OF_RANK[_m, _j] = _v
+
 # Values 1..c as a mask, for a cell capacity c in 0..10.
 FITS_MASK = np.array([((1 << (c + 1)) - 1) & ~1 for c in range(MAX_CAP + 1)], dtype=np.int64)
+
+# LOWEST_FIELD[m]: where CAP_COUNTS keeps the count of open cells of capacity equal to the
+# lowest value of hand mask m (6 bits per capacity from capacity 1); 63 for an empty hand,
+# whose shift leaves nothing (the counts use 60 bits). See `can_place_now`.
+LOWEST_FIELD = np.array([6 * (lowest - 1) if m else 63 for m, lowest in zip(_MASKS, LOWEST_VALUE)], dtype=np.int64)
 
 # De Bruijn table: index of the lowest set bit of a 64-bit word.
 _DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
@@ -305,14 +317,13 @@ def _update_end(g, e, other, room, front, timeout, counts):
 
 # Compiled once with its types and called (LLVM still inlines the call): inlined by numba,
 # its four copies in every caller of `place` doubled the engine's cold compile time.
-@njit("UniTuple(int64, 4)(int16[::1], int64, int64, int64, int64, int64, int64, int64, int64)",
+@njit("UniTuple(int64, 4)(int16[::1], int64, int64, int64, int64, int64, int64, int64, int64, int64, int64)",
       cache=True, _nrt=False)
-def _merge_axis(g, p, v, step, before, after, front, timeout, counts):
-    """Merge the runs on both sides of `p` with the new tile; update both ends (`g` is
-    the `flat_grid`). Returns the merged line packed as sum | length << 8, and the
-    updated bitboards."""
-    left = np.int64(g[at(p, before)])
-    right = np.int64(g[at(p, after)])
+def _merge_axis(g, p, v, step, before, after, left, right, front, timeout, counts):
+    """Merge the runs `left` and `right` on both sides of `p` (its channels `before`
+    and `after`, read by the caller) with the new tile; update both ends (`g` is the
+    `flat_grid`). Returns the merged line packed as sum | length << 8, and the updated
+    bitboards."""
     merged = left + right + v + (1 << LEN_SHIFT)
     room = _LINE_CAP - (merged & SUM_MASK)
     e1 = p - step * ((left >> LEN_SHIFT) + 1)
@@ -336,10 +347,16 @@ def _put_tile(grid, info, p, v):
     counts = info[CAP_COUNTS] - cap_unit(np.int64(g[at(p, CAP)]) & -((front >> p) & 1))
     front &= ~bit
     timeout = info[TIMEOUT]
-    m0, front, timeout, counts = _merge_axis(g, p, v, 1, RUN_BEFORE, RUN_AFTER, front, timeout, counts)
-    m1, front, timeout, counts = _merge_axis(g, p, v, 8, RUN_BEFORE + 2, RUN_AFTER + 2, front, timeout, counts)
-    m2, front, timeout, counts = _merge_axis(g, p, v, 9, RUN_BEFORE + 4, RUN_AFTER + 4, front, timeout, counts)
-    m3, front, timeout, counts = _merge_axis(g, p, v, 7, RUN_BEFORE + 6, RUN_AFTER + 6, front, timeout, counts)
+    # p's eight runs are read before any end is written: the compiler cannot tell that
+    # the end cells are never p, and would otherwise order each read after those writes
+    l0, r0 = np.int64(g[at(p, RUN_BEFORE)]), np.int64(g[at(p, RUN_AFTER)])
+    l1, r1 = np.int64(g[at(p, RUN_BEFORE + 2)]), np.int64(g[at(p, RUN_AFTER + 2)])
+    l2, r2 = np.int64(g[at(p, RUN_BEFORE + 4)]), np.int64(g[at(p, RUN_AFTER + 4)])
+    l3, r3 = np.int64(g[at(p, RUN_BEFORE + 6)]), np.int64(g[at(p, RUN_AFTER + 6)])
+    m0, front, timeout, counts = _merge_axis(g, p, v, 1, RUN_BEFORE, RUN_AFTER, l0, r0, front, timeout, counts)
+    m1, front, timeout, counts = _merge_axis(g, p, v, 8, RUN_BEFORE + 2, RUN_AFTER + 2, l1, r1, front, timeout, counts)
+    m2, front, timeout, counts = _merge_axis(g, p, v, 9, RUN_BEFORE + 4, RUN_AFTER + 4, l2, r2, front, timeout, counts)
+    m3, front, timeout, counts = _merge_axis(g, p, v, 7, RUN_BEFORE + 6, RUN_AFTER + 6, l3, r3, front, timeout, counts)
     info[FRONTIER] = front & _ON_BOARD  # the ends on border sinks set bits off the board
     info[TIMEOUT] = timeout & _ON_BOARD
     info[CAP_COUNTS] = counts
@@ -664,6 +681,14 @@ def can_place(info, seat, max_cap):
 
 
 @njit(inline="always", cache=True)
+def can_place_now(info, seat):
+    """Whether the seat holds a tile that fits an open cell (`can_place` with the largest
+    open capacity), read from the packed counts with one shift: some open cell takes the
+    seat's lowest value iff a count at or above that value's capacity field is non-zero."""
+    return (info[CAP_COUNTS] >> LOWEST_FIELD[ix(info[ix(HAND_MASK + seat)])]) != 0
+
+
+@njit(inline="always", cache=True)
 def _end_turn(info):
     """Advance to the next seat; the game is over once no seat can place."""
     n = info[NUM_PLAYERS]
@@ -671,10 +696,9 @@ def _end_turn(info):
     info[SHOWN_THIS_TURN] = 0
     cur = info[CURRENT] + 1
     info[CURRENT] = 0 if cur == n else cur
-    max_cap = max_open_capacity(info)
     over = 1
     for seat in range(n):
-        if can_place(info, seat, max_cap):
+        if can_place_now(info, seat):
             over = 0
             break
     info[OVER] = over
@@ -759,7 +783,7 @@ def open_cells(info):
 
 @njit(inline="always", cache=True)
 def mover_can_place(info):
-    return can_place(info, info[CURRENT], max_open_capacity(info))
+    return can_place_now(info, info[CURRENT])
 
 
 @kernel
@@ -871,7 +895,7 @@ def random_placement(grid, info, rng):
     (rare: most open cells take most values) it falls back to counting and selecting."""
     seat = info[CURRENT]
     mask = info[ix(HAND_MASK + seat)]
-    if not can_place(info, seat, max_open_capacity(info)):
+    if not can_place_now(info, seat):
         return rng, -1, 0
     cells = open_cells(info)
     num_cells = popcount64(cells)
@@ -881,7 +905,7 @@ def random_placement(grid, info, rng):
         i = np.int64(((z >> np.uint64(32)) * np.uint64(num_cells)) >> np.uint64(32))
         j = np.int64(((z & _LOW32) * np.uint64(num_values)) >> np.uint64(32))
         p = select_bit(cells, i)
-        v = select_bit(mask, j)
+        v = np.int64(VALUE_OF_RANK[ix(mask >> 1), ix(j)])
         if flat_grid(grid)[at(p, CAP)] >= v:
             return rng, p, v
     rng, r = rng_below(rng, count_placements(info))
