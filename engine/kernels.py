@@ -12,6 +12,7 @@ state into scratch arrays and play on.
 from __future__ import annotations
 
 import numpy as np
+from llvmlite import ir
 from numba import njit, types
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
@@ -44,16 +45,18 @@ _SUM7, _SUM24, _IN7, _PAIR = (rules.SUM7_MINUTES, rules.SUM24_MINUTES,
 RUN_POINTS = np.array([rules.RUN_MINUTES.get(k, 0) for k in range(8)], dtype=np.int64)
 SET_POINTS = np.array([rules.SET_MINUTES.get(k, 0) for k in range(8)], dtype=np.int64)
 
-# Bit tables over hand masks (bit v = value v held, v = 1..10).
+# Bit tables over hand masks (bit v = value v held, v = 1..10). The lookup tables are
+# int8 where their values fit: a random game touches entries all over them, and small
+# tables stay in the L1 cache beside the state.
 _MASKS = range(1 << (_MAX_VALUE + 1))
-POPCOUNT = np.array([bin(m).count("1") for m in _MASKS], dtype=np.int64)
-LOWEST_VALUE = np.array([(m & -m).bit_length() - 1 if m else 99 for m in _MASKS], dtype=np.int64)
+POPCOUNT = np.array([bin(m).count("1") for m in _MASKS], dtype=np.int8)
+LOWEST_VALUE = np.array([(m & -m).bit_length() - 1 if m else 99 for m in _MASKS], dtype=np.int8)
 # Open cells are counted per capacity c = 1..10 in one int64, 6 bits per capacity
 # (at most 49 cells), so the counts live in a register while a placement updates them.
 CAP_FIELD_BITS = 6
 
 # SELECT_IN_BYTE[b, j]: position of the j-th set bit of byte b (for select_bit).
-SELECT_IN_BYTE = np.zeros((256, 8), dtype=np.int64)
+SELECT_IN_BYTE = np.zeros((256, 8), dtype=np.int8)
 for _b in range(256):
     for _j, _pos in enumerate(p for p in range(8) if (_b >> p) & 1):
         SELECT_IN_BYTE[_b, _j] = _pos
@@ -71,13 +74,7 @@ FITS_MASK = np.array([((1 << (c + 1)) - 1) & ~1 for c in range(MAX_CAP + 1)], dt
 # LOWEST_FIELD[m]: where CAP_COUNTS keeps the count of open cells of capacity equal to the
 # lowest value of hand mask m (6 bits per capacity from capacity 1); 63 for an empty hand,
 # whose shift leaves nothing (the counts use 60 bits). See `can_place_now`.
-LOWEST_FIELD = np.array([6 * (lowest - 1) if m else 63 for m, lowest in zip(_MASKS, LOWEST_VALUE)], dtype=np.int64)
-
-# De Bruijn table: index of the lowest set bit of a 64-bit word.
-_DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
-DEBRUIJN_INDEX = np.zeros(64, dtype=np.int64)
-for _i in range(64):
-    DEBRUIJN_INDEX[((int(_DEBRUIJN) << _i) & (2**64 - 1)) >> 58] = _i
+LOWEST_FIELD = np.array([6 * (lowest - 1) if m else 63 for m, lowest in zip(_MASKS, LOWEST_VALUE)], dtype=np.int8)
 
 _ON_BOARD = np.int64(ON_BOARD)
 _M1 = np.uint64(0x5555555555555555)
@@ -92,6 +89,32 @@ _LOW32 = np.uint64(0xFFFFFFFF)
 kernel = njit(cache=True, _nrt=False)
 
 
+@intrinsic
+def _count_ones(typingctx, x):
+    """llvm.ctpop of an unsigned integer: one instruction where the CPU counts bits
+    (numba compiles for the host CPU), a shift-and-add sequence elsewhere."""
+    if not isinstance(x, types.Integer) or x.signed:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.ctpop(args[0])
+
+    return x(x), codegen
+
+
+@intrinsic
+def _trailing_zeros(typingctx, x):
+    """llvm.cttz of a non-zero unsigned integer (zero is undefined): one instruction on
+    x86-64, instead of a De Bruijn multiply and a table load."""
+    if not isinstance(x, types.Integer) or x.signed:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+
+    return x(x), codegen
+
+
 # Bitboards are int64 (so they mix freely with other ints), but numba marks signed
 # arithmetic "no signed wrap": `x - 1` or `-x` on a board holding bit 63 (cell (6, 6))
 # would be undefined behaviour that LLVM really exploits. Bit tricks therefore go
@@ -99,9 +122,7 @@ kernel = njit(cache=True, _nrt=False)
 @njit(inline="always", cache=True)
 def lowest_bit_index(x):
     """Index of the lowest set bit of a non-zero bitboard."""
-    u = np.uint64(x)
-    low = u & (np.uint64(0) - u)
-    return DEBRUIJN_INDEX[(low * _DEBRUIJN) >> np.uint64(58)]
+    return np.int64(_trailing_zeros(np.uint64(x)))
 
 
 @njit(inline="always", cache=True)
@@ -133,12 +154,8 @@ def select_bit(x, j):
 
 @njit(inline="always", cache=True)
 def popcount64(x):
-    """Number of set bits of a bitboard (SWAR, in uint64)."""
-    u = np.uint64(x)
-    u = u - ((u >> np.uint64(1)) & _M1)
-    u = (u & _M2) + ((u >> np.uint64(2)) & _M2)
-    u = (u + (u >> np.uint64(4))) & _M4
-    return np.int64((u * _H01) >> np.uint64(56))
+    """Number of set bits of a bitboard."""
+    return np.int64(_count_ones(np.uint64(x)))
 
 
 @njit(inline="always", cache=True)
@@ -685,7 +702,7 @@ def can_place_now(info, seat):
     """Whether the seat holds a tile that fits an open cell (`can_place` with the largest
     open capacity), read from the packed counts with one shift: some open cell takes the
     seat's lowest value iff a count at or above that value's capacity field is non-zero."""
-    return (info[CAP_COUNTS] >> LOWEST_FIELD[ix(info[ix(HAND_MASK + seat)])]) != 0
+    return (info[CAP_COUNTS] >> np.int64(LOWEST_FIELD[ix(info[ix(HAND_MASK + seat)])])) != 0
 
 
 @njit(inline="always", cache=True)
