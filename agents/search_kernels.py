@@ -60,8 +60,8 @@ from numba import njit
 from engine import access, rules
 from engine.determinize import deal_unseen, unseen_tiles
 from engine.kernels import (
-    apply_action, copy_state, count_placements, kernel, legal_mask, legal_placements, lowest_bit_index, open_cells,
-    points_if_placed, rewards, rng_below, without_lowest_bit,
+    apply_action, copy_state, count_placements, kernel, legal_mask, legal_placements, lines_through, lowest_bit_index,
+    open_cells, placement_points, rewards, rng_below, run_set_candidates, without_lowest_bit,
 )
 from engine.layout import CELL_OF_PAD
 from env.observation import encode_into
@@ -83,6 +83,12 @@ MARGIN = 0.5  # the search agents' default margin weight (the fast evaluator lea
 
 _PASS = rules.PASS_ACTION
 _MAX_VALUE = rules.MAX_VALUE
+# INVERSES[n] = 1 / n (the same correctly rounded float as a division; inf for n = 0): UCB
+# scores every legal child at every step of the descent, and a division there is a
+# visible share of an iteration.
+_NUM_INVERSES = 1024
+with np.errstate(divide="ignore"):
+    INVERSES = 1.0 / np.arange(_NUM_INVERSES, dtype=np.float64)
 
 
 @kernel
@@ -136,13 +142,18 @@ def _pick_untried(grid, info, child_mask, num_legal, greedy, rng):
         if fits == 0:
             continue
         base = CELL_OF_PAD[p] * _MAX_VALUE - 1
-        safe = safe_values(grid, p) if greedy else 0
+        safe = 0
+        r0 = r1 = r2 = r3 = run_set = 0
+        if greedy:  # the cell's lines, read once for all its values
+            safe = safe_values(grid, p)
+            r0, r1, r2, r3 = lines_through(grid, p)
+            run_set = run_set_candidates(grid, p, r0, r1, r2, r3)
         while fits:
             v = lowest_bit_index(fits)
             fits = without_lowest_bit(fits)
             a = base + v
             if (child_mask[a >> 6] >> (a & 63)) & 1 == 0:
-                pts = 2 * points_if_placed(grid, p, v) + ((safe >> v) & 1) if greedy else 0
+                pts = 2 * placement_points(grid, p, v, r0, r1, r2, r3, run_set) + ((safe >> v) & 1) if greedy else 0
                 if pts > best:
                     best = pts
                     best_a = a
@@ -222,11 +233,12 @@ def _ucb_step(tree, work, params, node, rng):
             avail = nodes[child, AVAIL] + 1
             nodes[child, AVAIL] = avail
             child_mask[a >> 6] |= np.int64(1) << (a & 63)
-            inv = 1.0 / nodes[child, VISITS]
+            visits = nodes[child, VISITS]
+            inv = INVERSES[visits] if visits < _NUM_INVERSES else 1.0 / visits
             log_avail = logs[avail] if avail < num_logs else np.log(avail)
             score = values[child, seat] * inv + c * np.sqrt(log_avail * inv)
-            if node == ROOT:
-                score += prior_weight * tree.priors[0, a] / (1.0 + nodes[child, VISITS])
+            if node == ROOT and prior_weight != 0.0:  # else the bias adds 0 (finite priors)
+                score += prior_weight * tree.priors[0, a] / (1.0 + visits)
             if score > best_score:
                 best_score = score
                 best = child

@@ -46,8 +46,7 @@ import numpy as np
 from numba import njit
 
 from . import rules
-from .kernels import (add_to_hand, can_place, copy_state, kernel, max_open_capacity, rng_below,
-                      rng_next)
+from .kernels import add_to_hand, can_place_now, copy_state, ix, kernel, rng_below, rng_next
 from .layout import (BAG_POS, DEAL, HAND, HAND_MASK, HAND_SIZE, NUM_PLAYERS, OVER, PAD_OF_CELL,
                      PASS_CAP, PASS_HELD, SHOWN, TEAM, VAL)
 
@@ -97,9 +96,8 @@ def deal_unseen(grid, info, seat, tiles, n, rng, out_grid, out_info):
     honouring the pass facts (see the module doc). The consumed part of the deal (initial
     hands and drawn tiles, hidden history) is zeroed. Returns the advanced rng."""
     copy_state(grid, info, out_grid, out_info)
-    max_cap = max_open_capacity(info)
     # "the game is not over" is public too: if this seat cannot place, another can
-    must_live = info[OVER] == 0 and not can_place(info, seat, max_cap)
+    must_live = info[OVER] == 0 and not can_place_now(info, seat)
     if not must_live and _next_constrained(info, seat, 0) < 0:
         k = _clear_other_hands(info, seat, out_info)
         rng = _shuffle(tiles, k, n, rng)
@@ -111,7 +109,7 @@ def deal_unseen(grid, info, seat, tiles, n, rng, out_grid, out_info):
         if np.float64(bits >> np.uint64(11)) * _TWO_TO_MINUS_53 < accept:
             rng = _shuffle(tiles, k, n, rng)
             _deal_rest(info, seat, tiles, k, out_info)
-            if not must_live or _another_can_place(out_info, seat, max_cap):
+            if not must_live or _another_can_place(out_info, seat):
                 return rng
     k = _clear_other_hands(info, seat, out_info)
     done = 0
@@ -128,9 +126,9 @@ def deal_unseen(grid, info, seat, tiles, n, rng, out_grid, out_info):
 
 
 @njit(inline="always", cache=True)
-def _another_can_place(info, seat, max_cap):
+def _another_can_place(info, seat):
     for other in range(info[NUM_PLAYERS]):
-        if other != seat and can_place(info, other, max_cap):
+        if other != seat and can_place_now(info, other):
             return True
     return False
 
@@ -280,9 +278,9 @@ def _shuffle(tiles, lo, hi, rng):
     """Fisher-Yates shuffle of tiles[lo:hi]. Returns the advanced rng."""
     for i in range(hi - 1, lo, -1):
         rng, j = rng_below(rng, i - lo + 1)
-        t = tiles[i]
-        tiles[i] = tiles[lo + j]
-        tiles[lo + j] = t
+        t = tiles[ix(i)]  # unsigned indices: no negative-index fix-up (a world deals every iteration)
+        tiles[ix(i)] = tiles[ix(lo + j)]
+        tiles[ix(lo + j)] = t
     return rng
 
 

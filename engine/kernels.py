@@ -12,6 +12,7 @@ state into scratch arrays and play on.
 from __future__ import annotations
 
 import numpy as np
+from llvmlite import ir
 from numba import njit, types
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
@@ -44,28 +45,36 @@ _SUM7, _SUM24, _IN7, _PAIR = (rules.SUM7_MINUTES, rules.SUM24_MINUTES,
 RUN_POINTS = np.array([rules.RUN_MINUTES.get(k, 0) for k in range(8)], dtype=np.int64)
 SET_POINTS = np.array([rules.SET_MINUTES.get(k, 0) for k in range(8)], dtype=np.int64)
 
-# Bit tables over hand masks (bit v = value v held, v = 1..10).
+# Bit tables over hand masks (bit v = value v held, v = 1..10). The lookup tables are
+# int8 where their values fit: a random game touches entries all over them, and small
+# tables stay in the L1 cache beside the state.
 _MASKS = range(1 << (_MAX_VALUE + 1))
-POPCOUNT = np.array([bin(m).count("1") for m in _MASKS], dtype=np.int64)
-LOWEST_VALUE = np.array([(m & -m).bit_length() - 1 if m else 99 for m in _MASKS], dtype=np.int64)
+POPCOUNT = np.array([bin(m).count("1") for m in _MASKS], dtype=np.int8)
+LOWEST_VALUE = np.array([(m & -m).bit_length() - 1 if m else 99 for m in _MASKS], dtype=np.int8)
 # Open cells are counted per capacity c = 1..10 in one int64, 6 bits per capacity
 # (at most 49 cells), so the counts live in a register while a placement updates them.
 CAP_FIELD_BITS = 6
 
 # SELECT_IN_BYTE[b, j]: position of the j-th set bit of byte b (for select_bit).
-SELECT_IN_BYTE = np.zeros((256, 8), dtype=np.int64)
+SELECT_IN_BYTE = np.zeros((256, 8), dtype=np.int8)
 for _b in range(256):
     for _j, _pos in enumerate(p for p in range(8) if (_b >> p) & 1):
         SELECT_IN_BYTE[_b, _j] = _pos
 
+# VALUE_OF_RANK[m >> 1, j]: the j-th smallest value of the hand mask m (bit v = value v,
+# v = 1..10), for j < popcount(m): one load instead of a `select_bit`.
+VALUE_OF_RANK = np.zeros((1 << _MAX_VALUE, _MAX_VALUE), dtype=np.int8)
+for _m in range(1 << _MAX_VALUE):
+    for _j, _v in enumerate(v for v in range(1, _MAX_VALUE + 1) if (_m << 1) >> v & 1):
+        VALUE_OF_RANK[_m, _j] = _v
+
 # Values 1..c as a mask, for a cell capacity c in 0..10.
 FITS_MASK = np.array([((1 << (c + 1)) - 1) & ~1 for c in range(MAX_CAP + 1)], dtype=np.int64)
 
-# De Bruijn table: index of the lowest set bit of a 64-bit word.
-_DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
-DEBRUIJN_INDEX = np.zeros(64, dtype=np.int64)
-for _i in range(64):
-    DEBRUIJN_INDEX[((int(_DEBRUIJN) << _i) & (2**64 - 1)) >> 58] = _i
+# LOWEST_FIELD[m]: where CAP_COUNTS keeps the count of open cells of capacity equal to the
+# lowest value of hand mask m (6 bits per capacity from capacity 1); 63 for an empty hand,
+# whose shift leaves nothing (the counts use 60 bits). See `can_place_now`.
+LOWEST_FIELD = np.array([6 * (lowest - 1) if m else 63 for m, lowest in zip(_MASKS, LOWEST_VALUE)], dtype=np.int8)
 
 _ON_BOARD = np.int64(ON_BOARD)
 _M1 = np.uint64(0x5555555555555555)
@@ -80,6 +89,32 @@ _LOW32 = np.uint64(0xFFFFFFFF)
 kernel = njit(cache=True, _nrt=False)
 
 
+@intrinsic
+def _count_ones(typingctx, x):
+    """llvm.ctpop of an unsigned integer: one instruction where the CPU counts bits
+    (numba compiles for the host CPU), a shift-and-add sequence elsewhere."""
+    if not isinstance(x, types.Integer) or x.signed:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.ctpop(args[0])
+
+    return x(x), codegen
+
+
+@intrinsic
+def _trailing_zeros(typingctx, x):
+    """llvm.cttz of a non-zero unsigned integer (zero is undefined): one instruction on
+    x86-64, instead of a De Bruijn multiply and a table load."""
+    if not isinstance(x, types.Integer) or x.signed:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+
+    return x(x), codegen
+
+
 # Bitboards are int64 (so they mix freely with other ints), but numba marks signed
 # arithmetic "no signed wrap": `x - 1` or `-x` on a board holding bit 63 (cell (6, 6))
 # would be undefined behaviour that LLVM really exploits. Bit tricks therefore go
@@ -87,9 +122,7 @@ kernel = njit(cache=True, _nrt=False)
 @njit(inline="always", cache=True)
 def lowest_bit_index(x):
     """Index of the lowest set bit of a non-zero bitboard."""
-    u = np.uint64(x)
-    low = u & (np.uint64(0) - u)
-    return DEBRUIJN_INDEX[(low * _DEBRUIJN) >> np.uint64(58)]
+    return np.int64(_trailing_zeros(np.uint64(x)))
 
 
 @njit(inline="always", cache=True)
@@ -121,12 +154,8 @@ def select_bit(x, j):
 
 @njit(inline="always", cache=True)
 def popcount64(x):
-    """Number of set bits of a bitboard (SWAR, in uint64)."""
-    u = np.uint64(x)
-    u = u - ((u >> np.uint64(1)) & _M1)
-    u = (u & _M2) + ((u >> np.uint64(2)) & _M2)
-    u = (u + (u >> np.uint64(4))) & _M4
-    return np.int64((u * _H01) >> np.uint64(56))
+    """Number of set bits of a bitboard."""
+    return np.int64(_count_ones(np.uint64(x)))
 
 
 @njit(inline="always", cache=True)
@@ -305,14 +334,13 @@ def _update_end(g, e, other, room, front, timeout, counts):
 
 # Compiled once with its types and called (LLVM still inlines the call): inlined by numba,
 # its four copies in every caller of `place` doubled the engine's cold compile time.
-@njit("UniTuple(int64, 4)(int16[::1], int64, int64, int64, int64, int64, int64, int64, int64)",
+@njit("UniTuple(int64, 4)(int16[::1], int64, int64, int64, int64, int64, int64, int64, int64, int64, int64)",
       cache=True, _nrt=False)
-def _merge_axis(g, p, v, step, before, after, front, timeout, counts):
-    """Merge the runs on both sides of `p` with the new tile; update both ends (`g` is
-    the `flat_grid`). Returns the merged line packed as sum | length << 8, and the
-    updated bitboards."""
-    left = np.int64(g[at(p, before)])
-    right = np.int64(g[at(p, after)])
+def _merge_axis(g, p, v, step, before, after, left, right, front, timeout, counts):
+    """Merge the runs `left` and `right` on both sides of `p` (its channels `before`
+    and `after`, read by the caller) with the new tile; update both ends (`g` is the
+    `flat_grid`). Returns the merged line packed as sum | length << 8, and the updated
+    bitboards."""
     merged = left + right + v + (1 << LEN_SHIFT)
     room = _LINE_CAP - (merged & SUM_MASK)
     e1 = p - step * ((left >> LEN_SHIFT) + 1)
@@ -336,10 +364,16 @@ def _put_tile(grid, info, p, v):
     counts = info[CAP_COUNTS] - cap_unit(np.int64(g[at(p, CAP)]) & -((front >> p) & 1))
     front &= ~bit
     timeout = info[TIMEOUT]
-    m0, front, timeout, counts = _merge_axis(g, p, v, 1, RUN_BEFORE, RUN_AFTER, front, timeout, counts)
-    m1, front, timeout, counts = _merge_axis(g, p, v, 8, RUN_BEFORE + 2, RUN_AFTER + 2, front, timeout, counts)
-    m2, front, timeout, counts = _merge_axis(g, p, v, 9, RUN_BEFORE + 4, RUN_AFTER + 4, front, timeout, counts)
-    m3, front, timeout, counts = _merge_axis(g, p, v, 7, RUN_BEFORE + 6, RUN_AFTER + 6, front, timeout, counts)
+    # p's eight runs are read before any end is written: the compiler cannot tell that
+    # the end cells are never p, and would otherwise order each read after those writes
+    l0, r0 = np.int64(g[at(p, RUN_BEFORE)]), np.int64(g[at(p, RUN_AFTER)])
+    l1, r1 = np.int64(g[at(p, RUN_BEFORE + 2)]), np.int64(g[at(p, RUN_AFTER + 2)])
+    l2, r2 = np.int64(g[at(p, RUN_BEFORE + 4)]), np.int64(g[at(p, RUN_AFTER + 4)])
+    l3, r3 = np.int64(g[at(p, RUN_BEFORE + 6)]), np.int64(g[at(p, RUN_AFTER + 6)])
+    m0, front, timeout, counts = _merge_axis(g, p, v, 1, RUN_BEFORE, RUN_AFTER, l0, r0, front, timeout, counts)
+    m1, front, timeout, counts = _merge_axis(g, p, v, 8, RUN_BEFORE + 2, RUN_AFTER + 2, l1, r1, front, timeout, counts)
+    m2, front, timeout, counts = _merge_axis(g, p, v, 9, RUN_BEFORE + 4, RUN_AFTER + 4, l2, r2, front, timeout, counts)
+    m3, front, timeout, counts = _merge_axis(g, p, v, 7, RUN_BEFORE + 6, RUN_AFTER + 6, l3, r3, front, timeout, counts)
     info[FRONTIER] = front & _ON_BOARD  # the ends on border sinks set bits off the board
     info[TIMEOUT] = timeout & _ON_BOARD
     info[CAP_COUNTS] = counts
@@ -664,6 +698,14 @@ def can_place(info, seat, max_cap):
 
 
 @njit(inline="always", cache=True)
+def can_place_now(info, seat):
+    """Whether the seat holds a tile that fits an open cell (`can_place` with the largest
+    open capacity), read from the packed counts with one shift: some open cell takes the
+    seat's lowest value iff a count at or above that value's capacity field is non-zero."""
+    return (info[CAP_COUNTS] >> np.int64(LOWEST_FIELD[ix(info[ix(HAND_MASK + seat)])])) != 0
+
+
+@njit(inline="always", cache=True)
 def _end_turn(info):
     """Advance to the next seat; the game is over once no seat can place."""
     n = info[NUM_PLAYERS]
@@ -671,10 +713,9 @@ def _end_turn(info):
     info[SHOWN_THIS_TURN] = 0
     cur = info[CURRENT] + 1
     info[CURRENT] = 0 if cur == n else cur
-    max_cap = max_open_capacity(info)
     over = 1
     for seat in range(n):
-        if can_place(info, seat, max_cap):
+        if can_place_now(info, seat):
             over = 0
             break
     info[OVER] = over
@@ -759,7 +800,7 @@ def open_cells(info):
 
 @njit(inline="always", cache=True)
 def mover_can_place(info):
-    return can_place(info, info[CURRENT], max_open_capacity(info))
+    return can_place_now(info, info[CURRENT])
 
 
 @kernel
@@ -871,7 +912,7 @@ def random_placement(grid, info, rng):
     (rare: most open cells take most values) it falls back to counting and selecting."""
     seat = info[CURRENT]
     mask = info[ix(HAND_MASK + seat)]
-    if not can_place(info, seat, max_open_capacity(info)):
+    if not can_place_now(info, seat):
         return rng, -1, 0
     cells = open_cells(info)
     num_cells = popcount64(cells)
@@ -881,7 +922,7 @@ def random_placement(grid, info, rng):
         i = np.int64(((z >> np.uint64(32)) * np.uint64(num_cells)) >> np.uint64(32))
         j = np.int64(((z & _LOW32) * np.uint64(num_values)) >> np.uint64(32))
         p = select_bit(cells, i)
-        v = select_bit(mask, j)
+        v = np.int64(VALUE_OF_RANK[ix(mask >> 1), ix(j)])
         if flat_grid(grid)[at(p, CAP)] >= v:
             return rng, p, v
     rng, r = rng_below(rng, count_placements(info))

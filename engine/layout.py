@@ -53,7 +53,7 @@ PAD_OF_CELL = np.array([pad_of(c) for c in range(rules.NUM_CELLS)], dtype=np.int
 CELL_OF_PAD = np.full(GRID_CELLS, -1, dtype=np.int64)
 CELL_OF_PAD[PAD_OF_CELL] = np.arange(rules.NUM_CELLS)
 ON_BOARD = int(sum(1 << int(p) for p in PAD_OF_CELL)) - (1 << 64)  # as a signed int64
-IS_DOUBLE_TIME = np.zeros(GRID_CELLS, dtype=np.int64)
+IS_DOUBLE_TIME = np.zeros(GRID_CELLS, dtype=np.int8)
 IS_DOUBLE_TIME[PAD_OF_CELL[list(rules.DOUBLE_TIME_CELLS)]] = 1
 
 # --- info: bitboards and scalars ---------------------------------------------------------
