@@ -15,6 +15,14 @@ generation, since a position's final result stays a fair target as play improves
 evaluator is what makes the search strong), and searches generation g+1's games. Every
 training example after the warm start comes from the generations' own play.
 
+The policy target of a self-play move is the root visit distribution ** `target_power`
+(`policy_target: visits`), or with `policy_target: completed_q` the search's improved
+policy softmax(logits + sigma(completed Q)) (`agents.gumbel`; with ``gumbel=k`` in
+`search`, the root of Gumbel AlphaZero, Danihelka et al. 2022). Playout cap randomization
+(KataGo, Wu 2019): with `full_search_fraction` < 1 only that share of moves is searched
+with `search` and becomes a policy target; the others are searched with `cheap_search`
+and train only the values (their policy row is zeros).
+
 After each generation the network is saved as ``runs/NAME/generations/gen_<g>.pt`` and
 rated on the Elo ladder (`evaluation.ladder`): duplicate-deal matches against the
 previous generations and fixed anchors, one Bradley-Terry scale, ``ladder.json`` and
