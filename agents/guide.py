@@ -49,11 +49,17 @@ class NetworkGuide:
         net_kernels.placement_logits(self._obs, exposure, self._placement_net, *self._scratch, self._logits)
         return self._logits
 
-    def root_order(self, view, with_prior: bool) -> tuple[np.ndarray, np.ndarray | None]:
-        """(the legal placements, best logit first; their policy probabilities in that
-        order if `with_prior`, else None). Team show actions are never searched."""
+    def root_logits(self, view) -> tuple[np.ndarray, np.ndarray]:
+        """(the legal placements in action order, their logits as float64). Team show
+        actions are never searched."""
         logits = self.placement_logits(view)
         legal = np.flatnonzero(view.legal_action_mask()[: rules.NUM_PLACEMENT_ACTIONS])
-        order = legal[np.argsort(-logits[legal], kind="stable")]
-        prior = softmax(logits[order].astype(np.float64)) if with_prior and len(order) else None
-        return order, prior
+        return legal, logits[legal].astype(np.float64)
+
+    def root_order(self, view, with_prior: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        """(the legal placements, best logit first; their policy probabilities in that
+        order if `with_prior`, else None)."""
+        legal, logits = self.root_logits(view)
+        ranks = np.argsort(-logits, kind="stable")
+        prior = softmax(logits[ranks]) if with_prior and len(legal) else None
+        return legal[ranks], prior

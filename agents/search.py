@@ -76,7 +76,17 @@ leaf             rollout   ``rollout`` (cut rollouts, see above) or ``value`` (t
                            network's value at every new leaf)
 device           cpu       where the network of ``leaf=value`` runs: cpu, cuda[:N] or auto
                            (the root's ordering and the evaluator always run in numba)
+gumbel           0         k >= 2: a Gumbel root (Danihelka et al. 2022, `agents.gumbel`):
+                           k candidates sampled without replacement from the policy
+                           (Gumbel-top-k), sequential halving over them as with
+                           ``halving``, ranked by g + logit + sigma(completed Q); the best
+                           one left is played (0 = off)
+c_visit, c_scale 50, 0.1   sigma(q) = (c_visit + most visits) * c_scale * q, q in [0, 1]
 ================ ========= ===========================================================
+
+`improved_policy()` gives the last move's completed-Q policy target, softmax(logits +
+sigma(completed Q)) (with or without ``gumbel``): what self-play can train the policy on
+instead of the visit counts.
 
 Team variant: search agents never show tiles to their partner (show actions are never
 chosen), but they do use a tile the partner shows them.
@@ -94,11 +104,13 @@ from engine import layout, rules
 from engine.determinize import SCRATCH_LEN as SAMPLER_SCRATCH_LEN
 from engine.determinize import sample_world
 
+from . import gumbel as gumbel_math
 from . import search_kernels as sk
 from . import search_parts as parts
 from .base import (Agent, boolean, choice, non_negative_int, number, positive_int, probability, register,
                    seconds, warm_up_view)
 from .policy_kernels import epsilon_threshold, greedy_ranking
+from .gumbel import softmax
 
 ROLLOUTS = ("random", "greedy", "epsilon")
 ROLLOUT_DEPTH = 4  # rollout placements at most, scored by the end-of-game guess
@@ -109,11 +121,12 @@ DEFAULT_C = {"ucb": 0.5, "puct": 1.5}
 LEAVES = ("rollout", "value")
 
 
-def halving_candidates(value) -> int:
-    """The checked `halving` parameter: 0 (UCB at the root) or a number of candidates >= 2."""
-    k = non_negative_int("halving", value)
+def halving_candidates(value, name: str = "halving") -> int:
+    """The checked `halving` (or `gumbel`) parameter: 0 (off: UCB at the root) or a number
+    of root candidates >= 2."""
+    k = non_negative_int(name, value)
     if k == 1:
-        raise ValueError("halving must be 0 (UCB at the root) or at least 2 (the root's candidates)")
+        raise ValueError(f"{name} must be 0 (off: UCB at the root) or at least 2 (the root's candidates)")
     return k
 
 
@@ -121,7 +134,8 @@ class MCTSAgent(Agent):
     """Shared budget handling and action choice; subclasses say which root to search."""
 
     parameter_rules = {"rollout": partial(choice, allowed=ROLLOUTS), "expand": partial(choice, allowed=EXPANSIONS),
-                       "selection": partial(choice, allowed=SELECTIONS)}
+                       "selection": partial(choice, allowed=SELECTIONS),
+                       "halving": lambda name, value: halving_candidates(value, name)}
 
     def __init__(self, iterations: int = 1000, time: float | None = None, c: float | None = None,
                  rollout: str = "epsilon", epsilon: float = 0.1, safe: bool = True, depth: int = ROLLOUT_DEPTH,
@@ -157,6 +171,7 @@ class MCTSAgent(Agent):
         self._rank_scratch = np.zeros(128, dtype=np.int64)
         self.last_iterations = 0  # simulations run for the last move (for benchmarks)
         self._chosen = None  # the move sequential halving chose (None: the most visited)
+        self._forced = None  # the last move's only legal action, if it had one (it was not searched)
         self._act_started = 0.0
 
     # --- the budget -------------------------------------------------------------------------
@@ -197,14 +212,19 @@ class MCTSAgent(Agent):
         return rng, done, int(self._tree.order[0])
 
     def _rank_candidates(self, seat, k):
-        """Reorder the root order's first k actions by their mean reward for `seat`,
-        best first (a candidate never simulated last; ties keep their order)."""
+        """Reorder the root order's first k actions by `_candidate_scores`, best first
+        (ties keep their order)."""
+        order = self._tree.order
+        candidates = order[:k].copy()
+        order[:k] = candidates[np.argsort(-self._candidate_scores(seat, candidates), kind="stable")]
+
+    def _candidate_scores(self, seat, candidates):
+        """Sequential halving's ranking key of each candidate: its mean reward for `seat`
+        (-inf for one never simulated, so it goes last)."""
         actions, visits, vals = self._root_stats(seat)
         mean = np.full(rules.NUM_ACTIONS, -np.inf)
         mean[actions] = np.where(visits > 0, vals / np.maximum(visits, 1), -np.inf)
-        order = self._tree.order
-        candidates = order[:k].copy()
-        order[:k] = candidates[np.argsort(-mean[candidates], kind="stable")]
+        return mean[candidates]
 
     def _simulate(self, grid, info, observer, iterations, rng):
         """Run `iterations` simulations on the current tree (grown to fit them)."""
@@ -278,6 +298,7 @@ class MCTSAgent(Agent):
         network. A forced move (one legal action) is not searched: visits 1, reward 0."""
         self._act_started = _time.perf_counter()  # `time` covers the whole move, ranking included
         legal = view.legal_actions()
+        self._forced = int(legal[0]) if len(legal) == 1 else None
         if len(legal) == 1:
             self.last_iterations = 0
             visits = np.zeros(rules.NUM_ACTIONS, dtype=np.int64)
@@ -344,18 +365,27 @@ class ISMCTSAgent(MCTSAgent):
     trained network (`net`, `prior`, `evaluator`, `device`, `leaf`)."""
 
     checkpoint_parameters = ("net",)
-    parameter_rules = {**MCTSAgent.parameter_rules, "leaf": partial(choice, allowed=LEAVES)}
+    parameter_rules = {**MCTSAgent.parameter_rules, "leaf": partial(choice, allowed=LEAVES),
+                       "gumbel": lambda name, value: halving_candidates(value, name), "c_visit": number,
+                       "c_scale": partial(number, positive=True)}
 
     def __init__(self, net: str | None = None, prior: float = 0.0, evaluator: bool = True, device: str = "cpu",
-                 leaf: str = "rollout", depth: int | None = None, selection: str | None = None, **kwargs) -> None:
+                 leaf: str = "rollout", depth: int | None = None, selection: str | None = None, gumbel: int = 0,
+                 c_visit: float = gumbel_math.C_VISIT, c_scale: float = gumbel_math.C_SCALE, **kwargs) -> None:
         self.prior = number("prior", prior)
         boolean("evaluator", evaluator)
         self.leaf = choice("leaf", leaf, LEAVES)
-        self.check_arguments({"prior": prior, "evaluator": evaluator, "leaf": leaf, "depth": depth})
-        if net is None and (prior != 0.0 or not evaluator or device != "cpu" or leaf != "rollout"):
+        self.gumbel = halving_candidates(gumbel, "gumbel")
+        self.c_visit = number("c_visit", c_visit)
+        self.c_scale = number("c_scale", c_scale, positive=True)
+        self.check_arguments({"prior": prior, "evaluator": evaluator, "leaf": leaf, "depth": depth,
+                              "gumbel": self.gumbel, "halving": kwargs.get("halving", 0)})
+        if net is None and (prior != 0.0 or not evaluator or device != "cpu" or leaf != "rollout" or self.gumbel):
             # (a config may check a search's parameters before it knows the network: not in check_arguments)
-            raise ValueError("prior, evaluator, device and leaf are parameters of a network-guided search: "
+            raise ValueError("prior, evaluator, device, leaf and gumbel are parameters of a network-guided search: "
                              "give net=PATH")
+        if self.gumbel:  # the Gumbel root is sequential halving over the sampled candidates
+            kwargs["halving"] = self.gumbel
         self.net_path = net
         self._guide = None
         packed = None
@@ -376,6 +406,10 @@ class ISMCTSAgent(MCTSAgent):
         if packed is not None:
             self.use_evaluator(packed)
         self._lockstep = self._value_search() if leaf == "value" else None
+        # the last searched root (improved_policy): its legal placements, their logits and
+        # Gumbel noise, the searching seat
+        self._root_legal = self._root_logits = self._root_noise = None
+        self._root_seat = -1
 
     @classmethod
     def check_arguments(cls, arguments) -> None:
@@ -385,6 +419,11 @@ class ISMCTSAgent(MCTSAgent):
         if a["leaf"] == "value" and (a["depth"] is not None or not a["evaluator"]):
             raise ValueError("depth and evaluator are parameters of leaf=rollout (leaf=value scores every new "
                              "leaf with the network's value)")
+        if a.get("gumbel") and a.get("halving"):
+            raise ValueError("give gumbel=k (Gumbel-sampled candidates) or halving=k (the first k of the root's "
+                             "order), not both")
+        if a.get("gumbel") and a["leaf"] == "value":
+            raise ValueError("gumbel is a parameter of leaf=rollout (leaf=value searches with PUCT)")
 
     def _value_search(self):
         """The network-valued search (`agents.lockstep`) of one root: a tree of `iterations`
@@ -403,21 +442,70 @@ class ISMCTSAgent(MCTSAgent):
         return self._lockstep is None and (self._guide is not None or super()._ranks_root())
 
     def _rank_root(self, view) -> None:
+        """The root's order by the network's policy: best logit first, or with `gumbel`
+        by logit + Gumbel noise (its first `gumbel` are the sampled candidates). The
+        logits (and noise) are kept for the candidates' ranking and `improved_policy`."""
         if self._guide is None:
             super()._rank_root(view)
             return
-        with_prior = self._params[parts.P_PRIOR_WEIGHT] > 0 or self.selection == "puct"
-        order, prior = self._guide.root_order(view, with_prior=with_prior)
+        legal, logits = self._guide.root_logits(view)
+        self._root_legal, self._root_logits = legal, logits
+        if self.gumbel:
+            ranks, self._root_noise = gumbel_math.gumbel_top_k(logits, len(legal), self.rng)
+        else:
+            ranks = np.argsort(-logits, kind="stable")
+        order = legal[ranks]
         self._tree.order[: len(order)] = order
         self._tree.meta[parts.ORDER_LEN] = len(order)
-        if prior is not None:
+        if (self._params[parts.P_PRIOR_WEIGHT] > 0 or self.selection == "puct") and len(order):
             root_prior = self._tree.priors[0]
             root_prior[:] = 0.0
-            root_prior[order] = prior
+            root_prior[order] = softmax(logits[ranks])
+
+    def _candidate_scores(self, seat, candidates):
+        """With `gumbel`: g + logit + sigma(completed Q) (`agents.gumbel`), else the mean reward."""
+        if not self.gumbel:
+            return super()._candidate_scores(seat, candidates)
+        legal = self._root_legal
+        key = np.full(rules.NUM_ACTIONS, -np.inf)
+        key[legal] = self._root_noise + gumbel_math.scores(self._root_logits, *self._root_q(seat, legal),
+                                                           self.c_visit, self.c_scale)
+        return key[candidates]
+
+    def _root_q(self, seat, legal):
+        """(mean reward for `seat` of each of the root's actions `legal` (0 if unvisited),
+        their visits, the root's mean reward) of the last search."""
+        actions, visits, vals = self._root_stats(seat)
+        n = np.zeros(rules.NUM_ACTIONS, dtype=np.int64)
+        total = np.zeros(rules.NUM_ACTIONS)
+        n[actions], total[actions] = visits, vals
+        q = total[legal] / np.maximum(n[legal], 1)
+        nodes, values = self._tree.nodes, self._tree.values
+        root_value = values[sk.ROOT, seat] / max(nodes[sk.ROOT, sk.VISITS], 1)
+        return q, n[legal], float(root_value)
+
+    def improved_policy(self) -> np.ndarray:
+        """The completed-Q policy target of the last move (`agents.gumbel.improved_policy`):
+        softmax(logits + sigma(completed Q)) over the root's legal placements (length
+        NUM_ACTIONS, 0 elsewhere); a forced move's is that move. Needs a network and
+        leaf=rollout (the search whose root this agent orders)."""
+        if self._guide is None or self._lockstep is not None:
+            raise ValueError("improved_policy needs a network-guided search with leaf=rollout (net=PATH)")
+        target = np.zeros(rules.NUM_ACTIONS)
+        if self._forced is not None:
+            target[self._forced] = 1.0
+            return target
+        if self._root_legal is None:
+            raise ValueError("improved_policy is the target of the last searched move: act first")
+        legal = self._root_legal
+        target[legal] = gumbel_math.improved_policy(self._root_logits, *self._root_q(self._root_seat, legal),
+                                                    self.c_visit, self.c_scale)
+        return target
 
     def _search(self, view):
         grid, info = view.public_arrays()
         if self._lockstep is None:
+            self._root_seat = view.seat
             return self._single_tree(grid, info, view.seat, view.seat)
         left = self._seconds_left()
         if left is None:  # a fixed number of simulations

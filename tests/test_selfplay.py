@@ -134,10 +134,42 @@ def test_stored_chunks_round_trip_and_refuse_damage(tmp_path):
     ("selfplay.warm_start_teacher", "greedy", "ismcts or pimc"),
     ("selfplay.evaluator_window", -1, "evaluator_window"),
     ("selfplay.games_per_generation", 0, "must be >= 1"),
+    ("selfplay.policy_target", "completed", "visits, completed_q"),
+    ("selfplay.full_search_fraction", 0.0, r"\(0, 1\]"),
+    ("selfplay.full_search_fraction", 1.5, r"\(0, 1\]"),
+    ("selfplay.cheap_search", "net=x.pt,iterations=5", "must not name a network"),
+    ("selfplay.search", "gumbel=1", "at least 2"),
 ])
 def test_bad_selfplay_config_is_refused_before_training(tmp_path, key, value, message):
     with pytest.raises(ValueError, match=message):
         load_config(write_config(tmp_path, **{key: value}))
+
+
+def test_completed_q_needs_a_search_whose_root_the_network_orders(tmp_path):
+    path = write_config(tmp_path, **{"selfplay.search": "leaf=value,iterations=8"})
+    load_config(path)  # visit targets: fine
+    with pytest.raises(ValueError, match="needs leaf=rollout"):
+        load_config(path, ["selfplay.policy_target=completed_q"])
+
+
+def test_gumbel_completed_q_and_playout_cap_randomization_run_end_to_end(tmp_path):
+    """Generation 1 plays generation 0's Gumbel search; about half its moves are cheap
+    (no policy target: a row of zeros), the others carry the completed-Q target."""
+    config = write_config(tmp_path, **{"selfplay.search": "iterations=16,gumbel=4", "selfplay.games_per_generation": 4,
+                                       "selfplay.policy_target": "completed_q", "selfplay.full_search_fraction": 0.5,
+                                       "selfplay.cheap_search": "iterations=4"})
+    run = train.main(["--config", str(config), "--runs", str(tmp_path / "runs")])
+    assert generation_file(run, 1).is_file()
+    games = teacher.TeacherGames.concatenate([teacher.TeacherGames.load(p)
+                                              for p in sorted((run / "games" / "gen_001").glob("*.npz"))])
+    sums = games.policy.sum(axis=1)
+    full = sums > 0
+    assert np.allclose(sums[full], 1, atol=1e-5) and 0.3 < full.mean() < 0.7
+    assert np.all(games.policy[full][~games.mask[full]] == 0)
+    # the target spreads over every legal move, not over the 4 searched candidates only
+    assert (np.count_nonzero(games.policy[full], axis=1) > 4).any()
+    rows = list(csv.DictReader(open(run / "metrics.csv")))  # every position trains the value (window 1)
+    assert np.isfinite(float(rows[-1]["policy_loss"])) and int(rows[-1]["training_positions"]) == len(games.obs)
 
 
 def test_network_guided_ismcts_checks_its_parameters(tmp_path):

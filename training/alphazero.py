@@ -231,7 +231,9 @@ class AlphaZeroTrainer:
             v = torch.as_tensor(value, device=self.device)
             logits, values = self.net(o, m, e)
             logp = F.log_softmax(logits, dim=1)
-            policy_loss = -(t * logp).sum(dim=1).mean()
+            # the mean over the rows that have a policy target (a cheap search's move has none)
+            targeted = (t.sum(dim=1) > 0).sum().clamp(min=1)
+            policy_loss = -(t * logp).sum(dim=1).sum() / targeted
             value_loss = F.mse_loss(values[:, :n], v[:, :n])
             loss = policy_loss + value_loss
             self.optimizer.zero_grad()
@@ -319,13 +321,15 @@ class AlphaZeroTrainer:
         """Add a search's games (`training.teacher.TeacherGames`) to the replay buffer: the
         policy target is the root visit distribution ** `target_power`, normalised (the
         visits of a progressively widened search spread over the moves expanded first;
-        a power > 1 sharpens them toward the moves the search prefers)."""
+        a power > 1 sharpens them toward the moves the search prefers). A row of zeros
+        (a cheap search's move) stays zeros: no policy target, its value still counts."""
         width = self.num_actions
         mask = np.zeros((len(data.mask), width), dtype=np.bool_)
         policy = np.zeros((len(data.policy), width), dtype=np.float32)
         mask[:, :data.mask.shape[1]] = data.mask[:, :width]
         sharp = data.policy.astype(np.float64) ** target_power
-        policy[:, :data.policy.shape[1]] = (sharp / sharp.sum(axis=1, keepdims=True))[:, :width]
+        total = sharp.sum(axis=1, keepdims=True)
+        policy[:, :data.policy.shape[1]] = (sharp / np.where(total > 0, total, 1.0))[:, :width]
         self.buffer.add(obs=data.obs, mask=mask, policy=policy,
                         value=self._value_targets(data.final_info, data.game, data.mover),
                         exposure=data.exposure, state_features=data.state_features,

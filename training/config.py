@@ -23,6 +23,8 @@ import agents
 from agents.features import EXPOSURES
 from agents.nets import NetConfig, atomic_write
 
+from .teacher import POLICY_TARGETS
+
 
 @dataclass
 class PPOConfig:
@@ -86,7 +88,14 @@ class SelfPlayConfig:
     games_per_generation: int = 1000  # self-play games of the previous generation's search
     search: str = "iterations=1000,prior=3"  # ismcts parameters of self-play (net= is the generation's)
     play: str = "time=0.01,prior=3"  # ismcts parameters of a generation on the ladder
-    target_power: float = 3.0  # policy target = visits ** power, normalised
+    target_power: float = 3.0  # policy target = visits ** power, normalised (policy_target visits, the warm start)
+    # the policy target of self-play games: "visits" (the root visits ** target_power) or "completed_q"
+    # (softmax(logits + sigma(completed Q)), agents.gumbel; with search gumbel=k, Gumbel AlphaZero's target)
+    policy_target: str = "visits"
+    # playout cap randomization (KataGo): the share of self-play moves searched with `search` (and made
+    # policy targets); the others are searched with `cheap_search` and only move the game on (values only)
+    full_search_fraction: float = 1.0
+    cheap_search: str = "iterations=100,prior=3"
     train_steps: int = 1000  # policy/value minibatch steps per generation (one learning-rate cycle)
     evaluator_steps: int = 3000  # fast-evaluator steps per generation (annealed)
     window: int = 1  # generations of games the policy and value train on (1 = only the newest)
@@ -175,16 +184,24 @@ class TrainConfig:
                     "ladder_exploit_games"):
             _check(getattr(sp, key) >= 0, f"selfplay.{key}", "must be >= 0")
         _check(sp.target_power > 0, "selfplay.target_power", "must be > 0")
+        _check(sp.policy_target in POLICY_TARGETS, "selfplay.policy_target",
+               f"must be one of {', '.join(POLICY_TARGETS)}, got {sp.policy_target!r}")
+        _check(0 < sp.full_search_fraction <= 1, "selfplay.full_search_fraction",
+               f"must be in (0, 1] (1 = every move a full search), got {sp.full_search_fraction!r}")
         self._check_executor()
         if self.algorithm != "selfplay":
             return
         _check(sp.warm_start_teacher.split(":")[0] in ("ismcts", "pimc"), "selfplay.warm_start_teacher",
                "must be an ismcts or pimc agent spec such as 'ismcts:iterations=1000'")
-        for key in ("search", "play"):
+        for key in ("search", "play", "cheap_search"):
             text = getattr(sp, key)
             _check("net=" not in text.replace(" ", ""), f"selfplay.{key}",
                    "must not name a network: each generation searches with its own")
             _check_spec(f"ismcts:{text}" if text else "ismcts", f"selfplay.{key}")
+        for key in ("search", "cheap_search"):
+            _check(sp.policy_target != "completed_q" or "leaf=value" not in getattr(sp, key).replace(" ", ""),
+                   f"selfplay.{key}", "policy_target completed_q needs leaf=rollout (the search whose root the "
+                   "network orders)")
         _check(isinstance(sp.ladder_anchors, list), "selfplay.ladder_anchors", "must be a list of agent specs")
         for i, spec in enumerate(sp.ladder_anchors):
             _check_spec(spec, f"selfplay.ladder_anchors[{i}]")

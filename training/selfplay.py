@@ -15,6 +15,14 @@ generation, since a position's final result stays a fair target as play improves
 evaluator is what makes the search strong), and searches generation g+1's games. Every
 training example after the warm start comes from the generations' own play.
 
+The policy target of a self-play move is the root visit distribution ** `target_power`
+(`policy_target: visits`), or with `policy_target: completed_q` the search's improved
+policy softmax(logits + sigma(completed Q)) (`agents.gumbel`; with ``gumbel=k`` in
+`search`, the root of Gumbel AlphaZero, Danihelka et al. 2022). Playout cap randomization
+(KataGo, Wu 2019): with `full_search_fraction` < 1 only that share of moves is searched
+with `search` and becomes a policy target; the others are searched with `cheap_search`
+and train only the values (their policy row is zeros).
+
 After each generation the network is saved as ``runs/NAME/generations/gen_<g>.pt`` and
 rated on the Elo ladder (`evaluation.ladder`): duplicate-deal matches against the
 previous generations and fixed anchors, one Bradley-Terry scale, ``ladder.json`` and
@@ -54,7 +62,7 @@ class SelfPlayTrainer(AlphaZeroTrainer):
         self.sc = cfg.selfplay
         self.run_path = Path(run_path)
         self.wall_seconds = 0.0  # training time so far, all generations (the ladder's x axis)
-        self._data: list[TeacherGames] = []  # the last `window` generations' games
+        self._data: list[tuple[int, TeacherGames]] = []  # the last `window` generations' (generation, games)
         # the last `evaluator_window` generations' (state features, search-reward targets)
         self._evaluator_data: list[tuple[np.ndarray, np.ndarray]] = []
 
@@ -88,24 +96,34 @@ class SelfPlayTrainer(AlphaZeroTrainer):
     def _games(self, generation: int, progress: bool = True) -> TeacherGames:
         """A generation's games: the warm start's teacher for generation 0, else the previous
         generation's search; chunks already stored are read back, the others played."""
+        operator = {}  # the warm start: visit targets, every move a full search
         if generation == 0:
             spec, count = self.sc.warm_start_teacher, self.sc.warm_start_games
         else:
             spec, count = self.search_spec(generation - 1, self.sc.search), self.sc.games_per_generation
+            operator = {"policy_target": self.sc.policy_target, "full_fraction": self.sc.full_search_fraction,
+                        "cheap_teacher": (self.search_spec(generation - 1, self.sc.cheap_search)
+                                          if self.sc.full_search_fraction < 1 else None)}
         return teacher_games(spec, count, self.cfg.seed * 10_007 + generation, self.cfg.num_players, self.cfg.team,
                              workers=self.sc.workers, progress=progress,
                              store=self.run_path / "games" / f"gen_{generation:03d}",
                              executor=self.sc.executor, ray_address=self.sc.ray_address,
-                             exposure=self.net.exposure_kind)
+                             exposure=self.net.exposure_kind, **operator)
+
+    def _target_power(self, generation: int) -> float:
+        """The power applied to a generation's stored policy targets: `target_power` for
+        visit distributions, 1 for completed-Q targets (already the improved policy)."""
+        return 1.0 if generation > 0 and self.sc.policy_target == "completed_q" else self.sc.target_power
 
     def _learn(self, games: TeacherGames, steps: int, peak_lr: float, evaluator_steps: int) -> dict:
         """Refill the buffer with the last `window` generations' games, then one cycle of
         policy/value steps (warm-up to `peak_lr`, anneal) and the evaluator's steps on the
         last `evaluator_window` generations' positions."""
-        self._keep(games)
-        data = TeacherGames.concatenate(self._data)
-        self.buffer = ReplayBuffer(max(len(data.obs), 1), self.num_actions)
-        self.add_search_games(data, self.sc.target_power)
+        self._keep(self.iteration, games)
+        size = sum(len(part.obs) for _, part in self._data)
+        self.buffer = ReplayBuffer(max(size, 1), self.num_actions)
+        for generation, part in self._data:
+            self.add_search_games(part, self._target_power(generation))
         for group in self.optimizer.param_groups:
             group["betas"] = (0.9, 0.999)
         schedule = torch.optim.lr_scheduler.OneCycleLR(self.optimizer, peak_lr, total_steps=steps, pct_start=0.1)
@@ -115,14 +133,14 @@ class SelfPlayTrainer(AlphaZeroTrainer):
         examples = tuple(np.concatenate(part) for part in zip(*self._evaluator_data))
         stats.update(self.fit_evaluator(evaluator_steps, progress=f"generation {self.iteration}: evaluator",
                                         anneal=True, examples=examples))
-        stats["training_positions"] = len(data.obs)
+        stats["training_positions"] = size
         stats["evaluator_positions"] = len(examples[0])
         return stats
 
-    def _keep(self, games: TeacherGames) -> None:
+    def _keep(self, generation: int, games: TeacherGames) -> None:
         """Add a generation's games to the policy window (whole) and to the evaluator's
         (only its state features and targets, so keeping every generation stays small)."""
-        self._data = (self._data + [games])[-self.sc.window:]
+        self._data = (self._data + [(generation, games)])[-self.sc.window:]
         targets = self._search_value_targets(games.final_info, games.game, games.mover)
         self._evaluator_data.append((games.state_features.astype(np.float16), targets))
         if self.sc.evaluator_window:
@@ -168,4 +186,4 @@ class SelfPlayTrainer(AlphaZeroTrainer):
         self._data, self._evaluator_data = [], []
         window = self.iteration if self.sc.evaluator_window == 0 else max(self.sc.window, self.sc.evaluator_window)
         for g in range(max(0, self.iteration - window), self.iteration):
-            self._keep(self._games(g, progress=False))
+            self._keep(g, self._games(g, progress=False))

@@ -39,7 +39,9 @@ class TeacherGames:
 
     obs: np.ndarray  # float16 (N, OBS_SIZE), the mover's observation
     mask: np.ndarray  # bool (N, NUM_ACTIONS)
-    policy: np.ndarray  # float32 (N, NUM_ACTIONS): root visit distribution
+    # float32 (N, NUM_ACTIONS): the policy target, the root visit distribution or the completed-Q policy
+    # (`policy_target`); all zeros for a cheap search's move (playout cap randomization: no policy target)
+    policy: np.ndarray
     q: np.ndarray  # float16 (N, NUM_ACTIONS): mean search reward of each root child for the mover (0 if unvisited)
     exposure: np.ndarray  # float16 (N, 490): `agents.features.exposure` of the position
     state_features: np.ndarray  # float32 (N, 72): `agents.value_kernels.mover_features` (full state)
@@ -78,31 +80,60 @@ class TeacherGames:
             raise ValueError(f"damaged self-play chunk {path}: {exc}; delete it to play its games again") from exc
 
 
+POLICY_TARGETS = ("visits", "completed_q")
+
+
 def play_chunk(teacher: str, seed: int, games: int, num_players: int, team: bool,
-               exposure: str = "worst") -> TeacherGames:
+               exposure: str = "worst", policy_target: str = "visits", cheap_teacher: str | None = None,
+               full_fraction: float = 1.0) -> TeacherGames:
     """Play `games` games with `teacher` (an agent spec whose agent has `act_with_visits`,
     e.g. ``ismcts:iterations=1000``) in every seat; seeded, so reproducible. `exposure`:
-    the kind of `agents.features.exposure` stored with each position."""
+    the kind of `agents.features.exposure` stored with each position. `policy_target`:
+    ``visits`` (the root visit distribution) or ``completed_q`` (the teacher's
+    `improved_policy`, a network-guided ismcts). Playout cap randomization (KataGo, Wu
+    2019): with `full_fraction` < 1 each move is searched by `teacher` with that
+    probability, else by the cheaper `cheap_teacher`, whose moves get no policy target
+    (a row of zeros) but still count for the values."""
     import agents
     from agents import features, value_kernels
     from env.observation import encode
 
+    if policy_target not in POLICY_TARGETS:
+        raise ValueError(f"policy_target must be one of {', '.join(POLICY_TARGETS)}, got {policy_target!r}")
+    if not 0.0 < full_fraction <= 1.0:
+        raise ValueError(f"full_fraction must be in (0, 1], got {full_fraction!r}")
+    if full_fraction < 1.0 and cheap_teacher is None:
+        raise ValueError("full_fraction < 1 needs a cheap_teacher for the other moves")
     rng = np.random.default_rng(seed)
     seats = [agents.make(teacher, seed=int(rng.integers(2**62))) for _ in range(num_players)]
     if not hasattr(seats[0], "act_with_visits"):
         raise ValueError(f"teacher {teacher!r} is not a search agent with root visit counts (use ismcts or pimc)")
+    if policy_target == "completed_q" and not hasattr(seats[0], "improved_policy"):
+        raise ValueError(f"policy_target completed_q needs a network-guided ismcts teacher, got {teacher!r}")
+    cheap = None
+    if full_fraction < 1.0:  # its own random stream: the full-search-only games stay as they were
+        draw = np.random.default_rng([seed, 1])
+        cheap = [agents.make(cheap_teacher, seed=int(draw.integers(2**62))) for _ in range(num_players)]
     obs, mask, policy, q, exposures, state_features, game_of, mover_of, finals = [], [], [], [], [], [], [], [], []
     for g in range(games):
         state = GameState.new(num_players, seed=int(rng.integers(2**62)), team=team)
-        for s, agent in enumerate(seats):
-            agent.reset(s, num_players, team)
+        for s, agent in enumerate(seats + (cheap or [])):
+            agent.reset(s % num_players, num_players, team)
         views = [PlayerView(state, s) for s in range(num_players)]
         while not state.is_over:
             seat = state.current_player
-            action, visits, reward_sums = seats[seat].act_with_visits(views[seat])
+            full = cheap is None or draw.random() < full_fraction
+            searcher = seats[seat] if full else cheap[seat]
+            action, visits, reward_sums = searcher.act_with_visits(views[seat])
             obs.append(encode(state, seat).astype(np.float16))
             mask.append(state.legal_action_mask()[: rules.NUM_ACTIONS])
-            policy.append((visits / visits.sum()).astype(np.float32))
+            if not full:
+                target = np.zeros(rules.NUM_ACTIONS)
+            elif policy_target == "completed_q":
+                target = searcher.improved_policy()
+            else:
+                target = visits / visits.sum()
+            policy.append(target.astype(np.float32))
             q.append((reward_sums / np.maximum(visits, 1)).astype(np.float16))
             exposures.append(features.exposure(*state.arrays, kind=exposure).astype(np.float16))
             state_features.append(value_kernels.mover_features(*state.arrays))
@@ -123,16 +154,18 @@ def _play_chunk(args):
 def teacher_games(teacher: str, games: int, seed: int, num_players: int = 2, team: bool = False,
                   workers: int = 0, progress: bool = True, store: str | Path | None = None,
                   executor: str = "process", ray_address: str | None = None,
-                  exposure: str = "worst") -> TeacherGames:
+                  exposure: str = "worst", policy_target: str = "visits", cheap_teacher: str | None = None,
+                  full_fraction: float = 1.0) -> TeacherGames:
     """Play `games` teacher games in `workers` processes (0 = one per CPU core); with
     `store`, finished chunks are kept there and reused (see the module doc). ``executor=
     "ray"``: in `workers` Ray actors (0 = one per CPU of the cluster at `ray_address`,
     None = a local Ray instance). `exposure`: the kind of exposure features stored (the
-    learner's network's, `NetConfig.exposure`)."""
+    learner's network's, `NetConfig.exposure`); `policy_target`, `cheap_teacher`,
+    `full_fraction`: see `play_chunk`."""
     if executor not in ("process", "ray"):
         raise ValueError(f"executor must be 'process' or 'ray', got {executor!r}")
-    chunks = [(teacher, seed * 1_000_003 + i, min(GAMES_PER_CHUNK, games - start), num_players, team, exposure)
-              for i, start in enumerate(range(0, games, GAMES_PER_CHUNK))]
+    chunks = [(teacher, seed * 1_000_003 + i, min(GAMES_PER_CHUNK, games - start), num_players, team, exposure,
+               policy_target, cheap_teacher, full_fraction) for i, start in enumerate(range(0, games, GAMES_PER_CHUNK))]
     files = [None] * len(chunks)
     parts: list[TeacherGames | None] = [None] * len(chunks)
     if store is not None:
