@@ -31,8 +31,8 @@ documented in the exploitability table).
 
 A nested spec goes in square brackets: ``br:target=[policy:epsilon=0.2,safe=false],iterations=1000``
 (`agents.base.parse_spec`). Parameters: ``target`` (required), ``particles`` (default 512,
-0 = no belief: plain determinization), ``target_rollout`` (fast or model), and every parameter of ``ismcts`` (iterations,
-time, c, depth, ...).
+0 = no belief: plain determinization), ``target_rollout`` (fast or model), and every
+parameter of ``ismcts`` (iterations, time, c, depth, ...).
 """
 
 from __future__ import annotations
@@ -63,19 +63,21 @@ def target_spec(name: str, value) -> str:
     return value.strip()
 
 
-def target_model(target: Agent, seats: int, num_players: int, team: bool) -> bk.TargetModel:
+def target_model(target: Agent, seats: int, num_players: int, team: bool,
+                 fast_rollout: bool = True) -> bk.TargetModel:
     """The numba model of a built target agent for this game (`br_kernels.MODEL_*`): its
-    seats (bitmask) and its policy, or MODEL_NONE when its policy is not modelled."""
+    seats (bitmask) and its policy, or MODEL_NONE when its policy is not modelled;
+    `fast_rollout`: the target's rollout moves are the greedy rollout policy's."""
     from .greedy import GreedyAgent, RolloutPolicyAgent
     from .simple import RandomAgent
 
     kind = type(target)
     if kind is GreedyAgent:
-        return bk.new_model(bk.MODEL_GREEDY, seats)
+        return bk.new_model(bk.MODEL_GREEDY, seats, fast_rollout=fast_rollout)
     if kind is RandomAgent:
-        return bk.new_model(bk.MODEL_RANDOM, seats)
+        return bk.new_model(bk.MODEL_RANDOM, seats, fast_rollout=fast_rollout)
     if kind is RolloutPolicyAgent:
-        return bk.new_model(bk.MODEL_POLICY, seats, target.epsilon_threshold, target.safe)
+        return bk.new_model(bk.MODEL_POLICY, seats, target.epsilon_threshold, target.safe, fast_rollout=fast_rollout)
     network = _raw_network(target, num_players, team)
     if network is not None:
         from .features import FOLLOW_UP
@@ -83,7 +85,8 @@ def target_model(target: Agent, seats: int, num_players: int, team: bool) -> bk.
         net, temperature = network
         exposure = net.exposure_kind if net.needs_exposure else None
         return bk.new_model(bk.MODEL_NETWORK, seats, net=net.packed_placement(), exposure=exposure,
-                            temperature=temperature, follow_up=FOLLOW_UP if exposure == "outlook" else 0.0)
+                            temperature=temperature, follow_up=FOLLOW_UP if exposure == "outlook" else 0.0,
+                            fast_rollout=fast_rollout)
     return bk.new_model(bk.MODEL_NONE, seats)
 
 
@@ -136,8 +139,7 @@ class BestResponseAgent(MCTSAgent):
         br_seats = {seat, rules.partner(seat)} if team else {seat}
         if key not in self._models:
             seats = sum(1 << s for s in range(num_players) if s not in br_seats)
-            self._models[key] = target_model(self._target, seats, num_players, team)
-            self._models[key].config[bk.CONFIG_FAST_ROLLOUT] = self.target_rollout == "fast"
+            self._models[key] = target_model(self._target, seats, num_players, team, self.target_rollout == "fast")
         self._model = self._models[key]
         kind = int(self._model.config[bk.CONFIG_KIND])
         self.model_kind = kind
@@ -147,6 +149,7 @@ class BestResponseAgent(MCTSAgent):
         if getattr(self, "_hands", None) is None or self._hands.shape[0] != size:
             self._hands = np.zeros((size, 4, 11), dtype=np.int64)
             self._weights = np.ones(size, dtype=np.float64)
+            self._weights_before = np.empty(size, dtype=np.float64)  # the belief update's scratch
 
     def reset(self, seat: int, num_players: int, team: bool = False) -> None:
         self._seat = seat
@@ -179,7 +182,7 @@ class BestResponseAgent(MCTSAgent):
     def _target_move(self, view, action: int) -> None:
         grid, info = view.public_arrays()
         self._belief_rng = np.uint64(bk.belief_target_move(grid, info, self._seat, self._hands, self._weights,
-                                                           np.empty_like(self._weights), action, self._model,
+                                                           self._weights_before, action, self._model,
                                                            self._belief_rng))
 
     def _sync(self, view) -> None:
