@@ -440,16 +440,20 @@ def _cross_over(grid, info, observer, hands, weights, before, action, model, rng
         for _ in range(4):  # a few survivors: their hand may not fit beside this particle's others
             rng, bits = rng_next(rng)
             u = np.float64(bits >> np.uint64(11)) * (1.0 / 2.0**53) * total
-            j = 0
-            while j < hands.shape[0] - 1 and (weights[j] == 0.0 or u >= weights[j]):
-                u -= weights[j]
+            j = 0  # the donor: survivors only (before > 0), not particles revived here
+            while j < hands.shape[0] - 1:
+                donor = weights[j] if before[j] > 0.0 else 0.0
+                if donor > 0.0 and u < donor:
+                    break
+                u -= donor
                 j += 1
             for v in range(11):
                 hands[i, mover, v] = hands[j, mover, v]
-            fits = (weights[j] > 0.0 and _pool(grid, info, observer, seats, hands[i], counts) >= 0
+            fits = (weights[j] > 0.0 and before[j] > 0.0 and _pool(grid, info, observer, seats, hands[i], counts) >= 0
                     and (placed == 0 or counts[placed] > 0))
             if fits:
                 weights[i] = before[i] * weights[j] / before[j]
+                before[i] = -before[i]  # revived: not a donor for the rest of this update
                 break
             for v in range(11):
                 hands[i, mover, v] = saved[v]
