@@ -2,11 +2,13 @@
 
 * ``selfplay[:time=S | iterations=N, prior=W, halving=K, device=D]``: the network-guided search
   (``ismcts:net=models/selfplay_<n>p.pt,...``) of the network that
-  ``configs/selfplay_<n>p.yaml`` trained for the game's player count;
+  ``configs/selfplay_<n>p.yaml`` trained for the game's player count, or for the team
+  variant ``models/selfplay_team.pt`` (``configs/selfplay_team.yaml``);
 * ``selfplay-policy[:temperature=T, device=D]``: that network's raw policy, no search.
 
-The network is chosen when a game starts (`reset` tells the player count), so one spec
-plays 2- and 4-player games. A player count without a shipped network is a clear error.
+The network is chosen when a game starts (`reset` tells the player count and the variant),
+so one spec plays 2- and 4-player games and team games. A game without a shipped network is
+a clear error.
 """
 
 from __future__ import annotations
@@ -22,15 +24,15 @@ MODELS = Path(__file__).resolve().parent.parent / "models"
 
 
 def shipped_network(num_players: int, team: bool = False) -> Path:
-    """The shipped self-play network for this game (ValueError if there is none)."""
-    path = MODELS / f"selfplay_{num_players}p.pt"
-    if team:
-        raise ValueError("no self-play network is shipped for the team variant; train one with "
-                         "configs/selfplay_4p.yaml --set team=true and play it as ismcts:net=PATH")
+    """The shipped self-play network for this game: ``selfplay_team.pt`` for the team
+    variant, else ``selfplay_<n>p.pt`` (ValueError if there is none)."""
+    name = "selfplay_team.pt" if team else f"selfplay_{num_players}p.pt"
+    path = MODELS / name
     if not path.is_file():
-        raise ValueError(f"no self-play network is shipped for {num_players} players ({path} is missing); "
-                         f"train one with train.py (configs/selfplay_2p.yaml or selfplay_4p.yaml) and play "
-                         f"it as ismcts:net=runs/NAME/generations/gen_<last>.pt")
+        config = "configs/selfplay_team.yaml" if team else "configs/selfplay_2p.yaml or selfplay_4p.yaml"
+        variant = "the team variant" if team else f"{num_players} players"
+        raise ValueError(f"no self-play network is shipped for {variant} ({path} is missing); train one with "
+                         f"train.py ({config}) and play it as ismcts:net=runs/NAME/generations/gen_<last>.pt")
     return path
 
 

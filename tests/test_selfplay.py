@@ -139,6 +139,7 @@ def test_stored_chunks_round_trip_and_refuse_damage(tmp_path):
     ("selfplay.full_search_fraction", 1.5, r"\(0, 1\]"),
     ("selfplay.cheap_search", "net=x.pt,iterations=5", "must not name a network"),
     ("selfplay.search", "gumbel=1", "at least 2"),
+    ("selfplay.league_fraction", 1.5, "league_fraction"),
 ])
 def test_bad_selfplay_config_is_refused_before_training(tmp_path, key, value, message):
     with pytest.raises(ValueError, match=message):
@@ -199,3 +200,61 @@ def test_shipped_search_takes_the_root_halving_option():
     plain = agents.make("selfplay:iterations=20")
     plain.reset(0, 4)
     assert plain._current.halving == 0  # UCB at the root unless asked
+
+
+def target_seats(games: teacher.TeacherGames, game: int) -> tuple[set, set]:
+    """(seats whose moves carry a policy target, seats whose moves carry none) in one game."""
+    rows = games.game == game
+    targeted = games.policy[rows].sum(axis=1) > 0
+    movers = games.mover[rows]
+    return set(movers[targeted].tolist()), set(movers[~targeted].tolist())
+
+
+def test_league_games_seat_an_earlier_generation_whose_moves_train_only_the_values(tmp_path):
+    """Generation 2 plays generation 1's search with generation 0's in one seat of every
+    game (league_fraction 1); generation 1 has no earlier generation to meet."""
+    config = write_config(tmp_path, **{"iterations": 3, "selfplay.games_per_generation": 6,
+                                       "selfplay.league_fraction": 1.0})
+    run = train.main(["--config", str(config), "--runs", str(tmp_path / "runs")])
+
+    def games_of(generation):
+        return teacher.TeacherGames.concatenate([teacher.TeacherGames.load(p) for p in
+                                                 sorted((run / "games" / f"gen_{generation:03d}").glob("*.npz"))])
+    first = games_of(1)
+    assert np.all(first.policy.sum(axis=1) > 0)
+    second = games_of(2)
+    guests = [target_seats(second, g)[1] for g in range(len(second.final_info))]
+    assert all(len(seats) == 1 for seats in guests) and {s for seats in guests for s in seats} == {0, 1}
+    rows = list(csv.DictReader(open(run / "metrics.csv")))  # the guests' positions still train the values
+    assert int(rows[-1]["training_positions"]) == len(second.obs)
+
+
+def test_a_league_opponent_takes_one_team_in_the_team_variant():
+    games = teacher.play_chunk("ismcts:iterations=4", 5, 4, 4, True, league=("ismcts:iterations=2",),
+                               league_fraction=1.0)
+    for g in range(4):
+        learner, guest = target_seats(games, g)
+        assert guest in ({0, 2}, {1, 3}) and learner == {0, 1, 2, 3} - guest
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"league_fraction": 1.5}, "league_fraction must be in"),
+    ({"league_fraction": 0.5}, "needs league opponents"),
+    ({"league": ("greedy",), "league_fraction": 1.0}, "not a search agent"),
+])
+def test_bad_league_settings_are_refused(changes, message):
+    with pytest.raises(ValueError, match=message):
+        teacher.play_chunk("ismcts:iterations=4", 0, 1, 2, False, **changes)
+
+
+def test_ray_chunks_read_every_network_from_the_nodes_copy():
+    """The teacher, the cheap teacher and each league opponent name a network on the driver;
+    a Ray actor plays the chunk with its node's copies."""
+    from training.ray_selfplay import ChunkPlayer
+
+    arguments = ("ismcts:net=/run/g1.pt,iterations=9", 7, 16, "visits", "ismcts:net=/run/g1.pt,iterations=2",
+                 ("ismcts:net=/run/g0.pt", "ismcts:iterations=3"), 0.5)
+    player = ChunkPlayer({"/run/g1.pt": "/node/a.pt", "/run/g0.pt": "/node/b.pt"})
+    assert player((0, lambda *a: a, arguments)) == (
+        "ismcts:net=/node/a.pt,iterations=9", 7, 16, "visits", "ismcts:net=/node/a.pt,iterations=2",
+        ("ismcts:net=/node/b.pt", "ismcts:iterations=3"), 0.5)

@@ -96,6 +96,10 @@ class SelfPlayConfig:
     # policy targets); the others are searched with `cheap_search` and only move the game on (values only)
     full_search_fraction: float = 1.0
     cheap_search: str = "iterations=100,prior=3"
+    # a league (PSRO; against self-overfitting): the share of self-play games in which one seat (team
+    # variant: one team) is played by an earlier generation's search, drawn uniformly; its moves train
+    # the values only
+    league_fraction: float = 0.0
     train_steps: int = 1000  # policy/value minibatch steps per generation (one learning-rate cycle)
     evaluator_steps: int = 3000  # fast-evaluator steps per generation (annealed)
     window: int = 1  # generations of games the policy and value train on (1 = only the newest)
@@ -188,6 +192,8 @@ class TrainConfig:
                f"must be one of {', '.join(POLICY_TARGETS)}, got {sp.policy_target!r}")
         _check(0 < sp.full_search_fraction <= 1, "selfplay.full_search_fraction",
                f"must be in (0, 1] (1 = every move a full search), got {sp.full_search_fraction!r}")
+        _check(0 <= sp.league_fraction <= 1, "selfplay.league_fraction",
+               f"must be in [0, 1] (0 = no league games), got {sp.league_fraction!r}")
         self._check_executor()
         if self.algorithm != "selfplay":
             return

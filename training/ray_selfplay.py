@@ -42,16 +42,34 @@ def with_local_network(spec: str, copies: dict[str, str]) -> str:
     return f"{name}:{','.join(parts)}"
 
 
+def chunk_specs(arguments: tuple) -> list[str]:
+    """The agent specs with a network among a chunk's arguments: a spec (the teacher, the
+    cheap teacher) or a tuple of specs (the league's opponents)."""
+    found = []
+    for argument in arguments:
+        for item in argument if isinstance(argument, tuple) else (argument,):
+            if isinstance(item, str) and f"{NETWORK_PARAMETER}=" in item and network_file(item) is not None:
+                found.append(item)
+    return found
+
+
 class ChunkPlayer:
     """A pool actor's handler: plays one chunk job ``(index, play, play's arguments)``,
-    its teacher spec (the first argument) reading this node's copy of the network."""
+    every spec among the arguments reading this node's copy of its network."""
 
     def __init__(self, copies: dict[str, str]):
         self.copies = copies
 
     def __call__(self, job):
-        _, play, (teacher, *arguments) = job
-        return play(with_local_network(teacher, self.copies), *arguments)
+        _, play, arguments = job
+        local = {spec: with_local_network(spec, self.copies) for spec in chunk_specs(arguments)}
+
+        def here(argument):
+            if isinstance(argument, tuple):
+                return tuple(local.get(item, item) for item in argument)
+            return local.get(argument, argument) if isinstance(argument, str) else argument
+
+        return play(*map(here, arguments))
 
 
 def warm_chunk_agents(specs: list[str], copies: dict[str, str]) -> None:
@@ -64,12 +82,15 @@ def warm_chunk_agents(specs: list[str], copies: dict[str, str]) -> None:
 def map_chunks_on_ray(play: Callable[..., Any], chunks: dict[int, tuple], workers: int = 0,
                       address: str | None = None) -> Iterator[tuple[int, Any]]:
     """Play the chunks ``{index: arguments}`` on Ray, each as ``play(*arguments)`` (a
-    picklable function whose first argument is the teacher's spec), in `workers` actors
+    picklable function; the specs among its arguments, `chunk_specs`, name the networks to
+    publish), in `workers` actors
     (0 = one per CPU of the cluster at `address`, None = a local Ray instance); yield
     ``(index, games)`` as each chunk finishes."""
     from evaluation.ray_executor import map_on_ray
 
-    specs = sorted({chunk[0] for chunk in chunks.values()})
+    # the teachers (warmed on every node) and every spec whose network the nodes need
+    specs = sorted({chunk[0] for chunk in chunks.values()} |
+                   {spec for chunk in chunks.values() for spec in chunk_specs(chunk)})
     files = [path for path in map(network_file, specs) if path is not None]
     warm = functools.partial(warm_chunk_agents, specs)
     jobs = [(index, play, chunk) for index, chunk in chunks.items()]

@@ -21,7 +21,10 @@ policy softmax(logits + sigma(completed Q)) (`agents.gumbel`; with ``gumbel=k`` 
 `search`, the root of Gumbel AlphaZero, Danihelka et al. 2022). Playout cap randomization
 (KataGo, Wu 2019): with `full_search_fraction` < 1 only that share of moves is searched
 with `search` and becomes a policy target; the others are searched with `cheap_search`
-and train only the values (their policy row is zeros).
+and train only the values (their policy row is zeros). A league (`league_fraction` > 0;
+Lanctot et al. 2017 on self-overfitting): that share of the games seats an earlier
+generation's search (drawn uniformly from generations 0 to g-2) in one seat, or in one
+team; its moves too train only the values.
 
 After each generation the network is saved as ``runs/NAME/generations/gen_<g>.pt`` and
 rated on the Elo ladder (`evaluation.ladder`): duplicate-deal matches against the
@@ -104,6 +107,9 @@ class SelfPlayTrainer(AlphaZeroTrainer):
             operator = {"policy_target": self.sc.policy_target, "full_fraction": self.sc.full_search_fraction,
                         "cheap_teacher": (self.search_spec(generation - 1, self.sc.cheap_search)
                                           if self.sc.full_search_fraction < 1 else None)}
+            league = [self.search_spec(g, self.sc.search) for g in range(generation - 1)]
+            if self.sc.league_fraction > 0 and league:  # the generations before the teacher's
+                operator.update(league=tuple(league), league_fraction=self.sc.league_fraction)
         return teacher_games(spec, count, self.cfg.seed * 10_007 + generation, self.cfg.num_players, self.cfg.team,
                              workers=self.sc.workers, progress=progress,
                              store=self.run_path / "games" / f"gen_{generation:03d}",

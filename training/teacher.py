@@ -85,7 +85,7 @@ POLICY_TARGETS = ("visits", "completed_q")
 
 def play_chunk(teacher: str, seed: int, games: int, num_players: int, team: bool,
                exposure: str = "worst", policy_target: str = "visits", cheap_teacher: str | None = None,
-               full_fraction: float = 1.0) -> TeacherGames:
+               full_fraction: float = 1.0, league: tuple[str, ...] = (), league_fraction: float = 0.0) -> TeacherGames:
     """Play `games` games with `teacher` (an agent spec whose agent has `act_with_visits`,
     e.g. ``ismcts:iterations=1000``) in every seat; seeded, so reproducible. `exposure`:
     the kind of `agents.features.exposure` stored with each position. `policy_target`:
@@ -104,6 +104,10 @@ def play_chunk(teacher: str, seed: int, games: int, num_players: int, team: bool
         raise ValueError(f"full_fraction must be in (0, 1], got {full_fraction!r}")
     if full_fraction < 1.0 and cheap_teacher is None:
         raise ValueError("full_fraction < 1 needs a cheap_teacher for the other moves")
+    if not 0.0 <= league_fraction <= 1.0:
+        raise ValueError(f"league_fraction must be in [0, 1], got {league_fraction!r}")
+    if league_fraction > 0 and not league:
+        raise ValueError("league_fraction > 0 needs league opponents (agent specs)")
     rng = np.random.default_rng(seed)
     seats = [agents.make(teacher, seed=int(rng.integers(2**62))) for _ in range(num_players)]
     if not hasattr(seats[0], "act_with_visits"):
@@ -114,16 +118,19 @@ def play_chunk(teacher: str, seed: int, games: int, num_players: int, team: bool
     if full_fraction < 1.0:  # its own random stream: the full-search-only games stay as they were
         draw = np.random.default_rng([seed, 1])
         cheap = [agents.make(cheap_teacher, seed=int(draw.integers(2**62))) for _ in range(num_players)]
+    opponents = LeagueSeats(league, league_fraction, num_players, team, seed) if league_fraction > 0 else None
     obs, mask, policy, q, exposures, state_features, game_of, mover_of, finals = [], [], [], [], [], [], [], [], []
     for g in range(games):
         state = GameState.new(num_players, seed=int(rng.integers(2**62)), team=team)
         for s, agent in enumerate(seats + (cheap or [])):
             agent.reset(s % num_players, num_players, team)
+        guests = opponents.seat_game() if opponents else {}
         views = [PlayerView(state, s) for s in range(num_players)]
         while not state.is_over:
             seat = state.current_player
             full = cheap is None or draw.random() < full_fraction
-            searcher = seats[seat] if full else cheap[seat]
+            searcher = guests[seat] if seat in guests else seats[seat] if full else cheap[seat]
+            full = full and seat not in guests
             action, visits, reward_sums = searcher.act_with_visits(views[seat])
             obs.append(encode(state, seat).astype(np.float16))
             mask.append(state.legal_action_mask()[: rules.NUM_ACTIONS])
@@ -147,6 +154,38 @@ def play_chunk(teacher: str, seed: int, games: int, num_players: int, team: bool
                         np.array(finals, dtype=np.int64).reshape(-1, layout.INFO_LEN))
 
 
+class LeagueSeats:
+    """The league's opponents of a chunk's games: for each game, with probability
+    `fraction`, one seat (team variant: one team's two seats) and one opponent spec drawn
+    uniformly; agents built once per spec, on their own random stream (the games without
+    an opponent stay as they were)."""
+
+    def __init__(self, specs: tuple[str, ...], fraction: float, num_players: int, team: bool, seed: int):
+        self.specs, self.fraction, self.num_players, self.team = list(specs), fraction, num_players, team
+        self.rng = np.random.default_rng([seed, 2])
+        self.agents: dict[str, object] = {}
+
+    def seat_game(self) -> dict:
+        """{seat: agent} of the next game's opponent (reset for its seats), or {}."""
+        import agents
+
+        if self.rng.random() >= self.fraction:
+            return {}
+        spec = self.specs[int(self.rng.integers(len(self.specs)))]
+        first = int(self.rng.integers(2 if self.team else self.num_players))
+        seats = (first, first + 2) if self.team else (first,)
+        guests = {}
+        for seat in seats:
+            key = f"{spec}#{seat}"
+            if key not in self.agents:
+                self.agents[key] = agents.make(spec, seed=int(self.rng.integers(2**62)))
+                if not hasattr(self.agents[key], "act_with_visits"):
+                    raise ValueError(f"league opponent {spec!r} is not a search agent (use ismcts or pimc)")
+            guests[seat] = self.agents[key]
+            guests[seat].reset(seat, self.num_players, self.team)
+        return guests
+
+
 def _play_chunk(args):
     return play_chunk(*args)
 
@@ -155,17 +194,18 @@ def teacher_games(teacher: str, games: int, seed: int, num_players: int = 2, tea
                   workers: int = 0, progress: bool = True, store: str | Path | None = None,
                   executor: str = "process", ray_address: str | None = None,
                   exposure: str = "worst", policy_target: str = "visits", cheap_teacher: str | None = None,
-                  full_fraction: float = 1.0) -> TeacherGames:
+                  full_fraction: float = 1.0, league: tuple[str, ...] = (), league_fraction: float = 0.0) -> TeacherGames:
     """Play `games` teacher games in `workers` processes (0 = one per CPU core); with
     `store`, finished chunks are kept there and reused (see the module doc). ``executor=
     "ray"``: in `workers` Ray actors (0 = one per CPU of the cluster at `ray_address`,
     None = a local Ray instance). `exposure`: the kind of exposure features stored (the
     learner's network's, `NetConfig.exposure`); `policy_target`, `cheap_teacher`,
-    `full_fraction`: see `play_chunk`."""
+    `full_fraction`, `league`, `league_fraction`: see `play_chunk`."""
     if executor not in ("process", "ray"):
         raise ValueError(f"executor must be 'process' or 'ray', got {executor!r}")
     chunks = [(teacher, seed * 1_000_003 + i, min(GAMES_PER_CHUNK, games - start), num_players, team, exposure,
-               policy_target, cheap_teacher, full_fraction) for i, start in enumerate(range(0, games, GAMES_PER_CHUNK))]
+               policy_target, cheap_teacher, full_fraction, tuple(league), league_fraction)
+              for i, start in enumerate(range(0, games, GAMES_PER_CHUNK))]
     files = [None] * len(chunks)
     parts: list[TeacherGames | None] = [None] * len(chunks)
     if store is not None:
