@@ -35,13 +35,9 @@ def make_trainer(cfg, device, run_path: Path | None = None):
         from training.ppo import PPOTrainer
 
         return PPOTrainer(cfg, device)
-    if cfg.algorithm == "selfplay":
-        from training.selfplay import SelfPlayTrainer
+    from training.selfplay import SelfPlayTrainer  # the config allows ppo and selfplay only
 
-        return SelfPlayTrainer(cfg, device, run_path)
-    from training.alphazero import AlphaZeroTrainer
-
-    return AlphaZeroTrainer(cfg, device)
+    return SelfPlayTrainer(cfg, device, run_path)
 
 
 def parse_args(argv=None):

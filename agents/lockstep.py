@@ -4,8 +4,7 @@ The search is the one core (`agents.search_kernels`): each step `descend_batch` 
 a world per search, descends its tree (PUCT with the network's priors, or UCB) and
 stops at a new leaf; this module encodes the B leaves and asks the network for their
 priors and values in one call; `backup_values` stores the priors and backs the values
-up. Used by the ``alphazero`` training algorithm's self-play (one search per game) and
-by ``ismcts:net=PATH,leaf=value`` (one search).
+up. Used by ``ismcts:net=PATH,leaf=value`` (one search; `agents.search`).
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ v.step(actions)
     "agents": """
 import agents, engine
 from agents.features import exposure
-model = "models/alphazero_2p_best.pt"
+model = "tests/fixtures/net_2p.pt"
 for spec in ["greedy", "ismcts", "pimc", "cheat", f"ismcts:net={model},leaf=value", f"ismcts:net={model}",
              "br:target=greedy"]:
     agents.make(spec, seed=0).warm_up()

@@ -282,7 +282,7 @@ def test_seeded_agents_reproduce_games(spec):
 
 
 # --------------------------------------------------------------------------- time budgets
-NET = str(Path(__file__).resolve().parents[1] / "models" / "alphazero_2p_best.pt")
+NET = str(Path(__file__).resolve().parent / "fixtures" / "net_2p.pt")  # a small trained network
 SHORT, LONG = 0.04, 0.3  # seconds a move may take
 
 

@@ -326,7 +326,7 @@ def test_a_ladders_generations_are_rated_by_a_best_response(tmp_path, capsys):
 
     run = tmp_path / "run"
     ladder = Ladder(run, anchors=["greedy"], games_per_pair=2, seed=3, workers=1)
-    ladder.add_generation(0, "checkpoint:models/alphazero_2p_best.pt", 1.0)
+    ladder.add_generation(0, "checkpoint:tests/fixtures/net_2p.pt", 1.0)
     ladder.add_generation(1, "ismcts:net=models/selfplay_2p.pt,iterations=10", 2.0)
     assert raw_policy_spec("ismcts:net=models/selfplay_2p.pt,iterations=10") == "checkpoint:models/selfplay_2p.pt"
     with pytest.raises(ValueError, match="names no network"):

@@ -19,7 +19,7 @@ from agents.nets import (NetConfig, PolicyValueNet, atomic_write, load_net, read
 from training.config import config_from_dict, load_config, save_config
 
 REPO = Path(train.__file__).parent
-SHIPPED = REPO / "models" / "alphazero_2p_best.pt"
+SHIPPED = REPO / "models" / "selfplay_2p.pt"
 REFUSED = "refusing to load"
 
 
@@ -122,9 +122,9 @@ def test_a_training_config_naming_a_malicious_checkpoint_is_refused_at_load_time
     config.write_text("name: c\neval: {opponents: [random]}\n")
     with pytest.raises(ValueError, match=r"eval\.opponents\[1\].*" + REFUSED):
         load_config(config, [f"eval.opponents=[random, 'checkpoint:{evil}']"])
-    # a teacher must be a search agent; a network-guided one naming the file is refused too
-    with pytest.raises(ValueError, match="pretrain_teacher"):
-        load_config(config, ["algorithm=alphazero", f"alphazero.pretrain_teacher='ismcts:net={evil}'"])
+    # the warm start's teacher must be a search agent; a network-guided one naming the file is refused too
+    with pytest.raises(ValueError, match=r"selfplay\.warm_start_teacher.*" + REFUSED):
+        load_config(config, ["algorithm=selfplay", f"selfplay.warm_start_teacher='ismcts:net={evil}'"])
     with pytest.raises(ValueError, match=REFUSED):
         train.main(["--config", str(config), "--runs", str(tmp_path / "runs"),
                     "--set", f"eval.opponents=['checkpoint:{evil}']"])

@@ -23,14 +23,14 @@ def test_search_plays_the_recorded_moves(case):
     """Recorded by tests/fixtures/record_search_moves.py with the code before the core
     was restructured: every seat plays the spec on a fixed deal with fixed seeds."""
     n, d = case["num_players"], case["deal_seed"]
-    spec = case["spec"].replace("net=models/", f"net={ROOT / 'models'}/")  # from any working directory
+    spec = case["spec"].replace("net=", f"net={ROOT}/")  # from any working directory
     seats = [agents.make(spec) for _ in range(n)]
     record = play_game(seats, random_deal(d), n, seeds=[100 * d + s for s in range(n)])
     assert record.error is None
     assert record.actions == case["actions"]
 
 
-NET = str(ROOT / "models" / "alphazero_2p_best.pt")
+NET = str(ROOT / "tests" / "fixtures" / "net_2p.pt")
 
 
 def forced_win_view():

@@ -20,8 +20,9 @@ from training.selfplay import generation_file
 TINY = {
     "name": "tiny", "algorithm": "selfplay", "seed": 3, "num_players": 2, "iterations": 2,
     "net": {"channels": 8, "blocks": 1, "points_skip": 20.0, "exposure_skip": 10.0, "evaluator_hidden": 8},
-    "alphazero": {"pretrain_steps": 4, "pretrain_evaluator_steps": 4, "batch_size": 16, "evaluator_batch_size": 16},
-    "selfplay": {"warm_start_teacher": "ismcts:iterations=8", "warm_start_games": 4, "games_per_generation": 32,
+    "selfplay": {"warm_start_teacher": "ismcts:iterations=8", "warm_start_games": 4, "warm_start_steps": 4,
+                 "warm_start_evaluator_steps": 4, "batch_size": 16, "evaluator_batch_size": 16,
+                 "games_per_generation": 32,
                  "search": "iterations=8,prior=3", "play": "iterations=8", "train_steps": 4, "evaluator_steps": 4,
                  "workers": 1, "ladder_games": 0},
     "eval": {"every": 1, "games": 2, "opponents": ["greedy"]},
@@ -68,7 +69,7 @@ def test_each_generation_learns_from_the_previous_generations_search_and_a_kill_
 
     config = write_config(tmp_path, **{"selfplay.ladder_games": 2, "selfplay.ladder_anchors": ["random"],
                                        "selfplay.games_per_generation": 16})
-    whole, killed = killed_and_resumed(tmp_path, monkeypatch, config, SelfPlayTrainer, "train")
+    whole, killed = killed_and_resumed(tmp_path, monkeypatch, config, SelfPlayTrainer, "_learn")
     # the warm start plays the plain teacher; generation 1 plays generation 0's own search
     assert {spec for spec, _ in played_chunks} == {"ismcts:iterations=8"} | {
         f"ismcts:net={generation_file(run, 0)},iterations=8,prior=3" for run in (whole, killed)}

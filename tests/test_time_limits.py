@@ -23,7 +23,7 @@ from engine.view import PlayerView
 ROOT = Path(__file__).resolve().parents[1]
 THIS = str(Path(__file__).resolve())  # tournament workers import this file for its agents
 HELPERS = str(ROOT / "tests" / "test_evaluate_agents.py")  # registers "first"
-NET = str(ROOT / "models" / "alphazero_2p_best.pt")
+NET = str(ROOT / "tests" / "fixtures" / "net_2p.pt")
 BAD_TIMES = ["nan", "inf", "-1", "0", "-inf"]
 
 

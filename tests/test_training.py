@@ -27,8 +27,10 @@ TINY = {
     "net": {"channels": 8, "blocks": 1, "vector_hidden": 16, "head_hidden": 16},
     "ppo": {"num_envs": 8, "steps_per_iteration": 12, "epochs": 1, "minibatch_size": 64,
             "opponents": {"self": 0.5, "random": 0.25, "greedy": 0.25}},
-    "alphazero": {"games_per_iteration": 2, "simulations": 4, "batch_size": 16, "train_steps_per_iteration": 2,
-                  "pretrain_games": 4, "pretrain_steps": 2},
+    "selfplay": {"warm_start_teacher": "ismcts:iterations=8", "warm_start_games": 2, "warm_start_steps": 2,
+                 "warm_start_evaluator_steps": 2, "games_per_generation": 2, "search": "iterations=8,prior=3",
+                 "play": "iterations=8", "train_steps": 2, "evaluator_steps": 2, "batch_size": 16,
+                 "evaluator_batch_size": 16, "workers": 1, "ladder_games": 0},
     "eval": {"every": 1, "games": 2, "opponents": ["random"]},
 }
 
@@ -46,7 +48,7 @@ def write_config(tmp_path, **changes) -> Path:
     return path
 
 
-@pytest.mark.parametrize("algorithm", ["ppo", "alphazero"])
+@pytest.mark.parametrize("algorithm", ["ppo", "selfplay"])
 def test_tiny_config_trains_and_checkpoint_plays(tmp_path, algorithm):
     cfg = write_config(tmp_path, algorithm=algorithm)
     run = train.main(["--config", str(cfg), "--runs", str(tmp_path / "runs")])
@@ -57,7 +59,8 @@ def test_tiny_config_trains_and_checkpoint_plays(tmp_path, algorithm):
     assert [int(r["iteration"]) for r in rows] == [1, 2]
     assert "eval_win_rate_vs_random" in rows[-1]
     for spec in (f"checkpoint:{run / 'best.pt'}", f"ismcts:net={run / 'best.pt'},leaf=value,iterations=8",
-                 f"ismcts:net={run / 'best.pt'},leaf=value,time=0.01"):
+                 f"ismcts:net={run / 'best.pt'},leaf=value,time=0.01", f"ismcts:net={run / 'best.pt'},time=0.005",
+                 f"ismcts:net={run / 'best.pt'},iterations=50,prior=3,widen=0.3"):
         agent = agents.make(spec, seed=0)
         record = play_game([agent, agents.make("random", seed=1)], random_deal(5))
         assert record.forfeit is None and len(record.actions) > 10, (spec, record.error)
@@ -128,19 +131,15 @@ def assert_same_run(whole: Path, resumed: Path) -> None:
     assert metrics_without_times(resumed) == metrics_without_times(whole)
 
 
-@pytest.mark.parametrize("algorithm", ["ppo", "alphazero"])
-def test_a_run_killed_mid_iteration_resumes_to_the_uninterrupted_run(tmp_path, monkeypatch, algorithm):
-    """Killed in iteration 2 (after iteration 1's checkpoint: PPO amid collecting its
-    moves, AlphaZero as it starts learning from its new games), then resumed: the same
-    networks and metrics as the run that was never killed."""
-    from training.alphazero import AlphaZeroTrainer
+def test_a_run_killed_mid_iteration_resumes_to_the_uninterrupted_run(tmp_path, monkeypatch):
+    """PPO killed in iteration 2 (after iteration 1's checkpoint, amid collecting its
+    moves), then resumed: the same networks and metrics as the run that was never killed.
+    (The selfplay trainer's kill: tests/test_selfplay.py.)"""
     from training.ppo import PPOTrainer
 
-    kill = dict(cls=PPOTrainer, method="_policy", call=5) if algorithm == "ppo" else \
-        dict(cls=AlphaZeroTrainer, method="train")
     # PPO learns from finished games' moves: 40 steps per game finish some in each iteration
-    config = write_config(tmp_path, algorithm=algorithm, iterations=2, **{"ppo.steps_per_iteration": 40})
-    assert_same_run(*killed_and_resumed(tmp_path, monkeypatch, config, **kill))
+    config = write_config(tmp_path, iterations=2, **{"ppo.steps_per_iteration": 40})
+    assert_same_run(*killed_and_resumed(tmp_path, monkeypatch, config, PPOTrainer, "_policy", call=5))
 
 
 def test_same_seed_same_first_checkpoint(tmp_path):
@@ -169,12 +168,38 @@ def test_new_run_refuses_to_overwrite(tmp_path):
     ({"net": "big"}, "must be a mapping"),
     ({"net": {"exposure_skip": 5.0}}, "exposure_skip"),
     ({"net": {"exposure": "mean"}}, "net.exposure"),
-    ({"algorithm": "alphazero", "alphazero": {"pretrain_teacher": "random"}}, "pretrain_teacher"),
-    ({"algorithm": "alphazero", "alphazero": {"pretrain_target_power": 0}}, "pretrain_target_power"),
+    ({"algorithm": "selfplay", "selfplay": {"warm_start_teacher": "random"}}, "warm_start_teacher"),
+    ({"selfplay": {"warm_start_steps": 0}}, "selfplay.warm_start_steps"),
+    ({"selfplay": {"warm_start_learning_rate": 0}}, "selfplay.warm_start_learning_rate"),
+    ({"selfplay": {"learning_rate": 1.5}}, "selfplay.learning_rate"),
+    ({"selfplay": {"evaluator_learning_rate": -1e-3}}, "selfplay.evaluator_learning_rate"),
+    ({"selfplay": {"batch_size": 0}}, "selfplay.batch_size"),
+    ({"selfplay": {"evaluator_batch_size": 0}}, "selfplay.evaluator_batch_size"),
+    ({"selfplay": {"warm_start_evaluator_steps": -1}}, "selfplay.warm_start_evaluator_steps"),
+    ({"selfplay": {"weight_decay": -1.0}}, "selfplay.weight_decay"),
+    ({"selfplay": {"margin_weight": 1.5}}, "selfplay.margin_weight"),
 ])
 def test_malformed_configs_are_clear_errors(bad, message):
     with pytest.raises(ValueError, match=message):
         config_from_dict(bad)
+
+
+@pytest.mark.parametrize("retired, overrides", [
+    ({"algorithm": "alphazero"}, []),
+    ({"algorithm": "selfplay", "alphazero": {"pretrain_steps": 600, "batch_size": 256}}, []),
+    ({"algorithm": "selfplay"}, ["alphazero.learning_rate=0.001"]),
+])
+def test_a_config_for_the_retired_alphazero_trainer_says_what_replaces_it(tmp_path, retired, overrides):
+    path = tmp_path / "old.yaml"
+    path.write_text(yaml.safe_dump({"name": "old", **retired}))
+    with pytest.raises(ValueError) as error:
+        train.main(["--config", str(path), "--runs", str(tmp_path / "runs")] + [a for o in overrides
+                                                                               for a in ("--set", o)])
+    message = str(error.value)
+    assert "\n" not in message and "was retired" in message and "algorithm: selfplay" in message
+    assert "alphazero.pretrain_steps -> selfplay.warm_start_steps" in message
+    assert "alphazero.batch_size -> selfplay.batch_size" in message
+    assert not (tmp_path / "runs").exists()
 
 
 def test_config_file_errors(tmp_path):
@@ -230,8 +255,6 @@ def test_shipped_networks_load_and_play_legal_moves(path):
 # beats greedy (2 players), its network-guided search (`selfplay`) for 4 players, whose raw
 # policy is level with greedy (0.507 mean pairwise score over 60 deals x 4 seats).
 STRENGTH_SPECS = {
-    "alphazero_2p_best.pt": ("checkpoint:{path}", 2),
-    "alphazero_2p_long_best.pt": ("checkpoint:{path}", 2),
     "selfplay_2p.pt": ("checkpoint:{path}", 2),
     "selfplay_4p.pt": ("ismcts:net={path},iterations=50", 4),
 }
@@ -264,8 +287,8 @@ def test_every_shipped_network_has_a_strength_check():
 @pytest.mark.parametrize("name", sorted(STRENGTH_SPECS))
 def test_the_shipped_networks_beat_greedy(name):
     """A short seeded check (50 deals, every seat): the documented long-run scores are
-    0.55-0.57 for the AlphaZero networks' policies and 0.74 for selfplay_2p's (1,000
-    games each); here they scored 0.56, 0.56, 0.75 and the 4-player search 0.59."""
+    0.74 for selfplay_2p's policy (1,000 games); here it scored 0.75 and the 4-player
+    search 0.59."""
     template, num_players = STRENGTH_SPECS[name]
     spec = template.format(path=REPO / "models" / name)
     threads = torch.get_num_threads()
@@ -294,20 +317,6 @@ def test_batched_greedy_matches_the_greedy_agent():
     for i in range(6):
         state = batch.game(i)
         assert out[i] == greedy.act(None, PlayerView(state, state.current_player))
-
-
-def test_search_teacher_warm_start_trains_and_plays(tmp_path):
-    cfg = write_config(tmp_path, algorithm="alphazero", iterations=1, **{
-        "alphazero.pretrain_teacher": "ismcts:iterations=20", "alphazero.pretrain_workers": 1,
-        "net.points_skip": 20.0})
-    run = train.main(["--config", str(cfg), "--runs", str(tmp_path / "runs")])
-    payload = read_checkpoint(run / "checkpoint.pt")
-    assert payload["trainer"]["buffer"]["obs"].shape[0] > 4 * 20  # teacher positions + self-play
-    for spec in (f"checkpoint:{run / 'best.pt'}", f"ismcts:net={run / 'best.pt'},iterations=50",
-                 f"ismcts:net={run / 'best.pt'},time=0.005",
-                 f"ismcts:net={run / 'best.pt'},iterations=50,prior=3,widen=0.3"):
-        record = play_game([agents.make(spec, seed=0), agents.make("greedy")], random_deal(6))
-        assert record.forfeit is None and len(record.actions) > 10, (spec, record.error)
 
 
 def test_network_search_rejects_bad_parameters(tmp_path):
@@ -504,14 +513,14 @@ def test_resume_refuses_a_damaged_config_and_leaves_it(tmp_path):
 
 
 def test_a_config_typo_fails_before_any_training(tmp_path):
-    cfg = write_config(tmp_path, algorithm="alphazero", **{"eval.opponents": ["random", "greedyy"],
-                                                            "alphazero.pretrain_games": 10_000})
+    cfg = write_config(tmp_path, algorithm="selfplay", **{"eval.opponents": ["random", "greedyy"],
+                                                           "selfplay.warm_start_games": 10_000})
     with pytest.raises(ValueError, match=r"eval\.opponents\[1\].*unknown agent 'greedyy'"):
         train.main(["--config", str(cfg), "--runs", str(tmp_path / "runs")])
     with pytest.raises(ValueError, match=r"eval\.opponents\[0\].*iterations"):
         load_config(cfg, ["eval.opponents=['ismcts:iterations=-3']"])
-    with pytest.raises(ValueError, match=r"pretrain_teacher.*bad parameters"):
-        load_config(cfg, ["eval.opponents=[random]", "alphazero.pretrain_teacher=ismcts:iterationz=3"])
+    with pytest.raises(ValueError, match=r"warm_start_teacher.*bad parameters"):
+        load_config(cfg, ["eval.opponents=[random]", "selfplay.warm_start_teacher=ismcts:iterationz=3"])
     assert not (tmp_path / "runs").exists()
 
 

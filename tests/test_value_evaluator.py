@@ -1,6 +1,8 @@
 """The fast evaluator of network-guided ISMCTS: its features say what the table says,
-numba and torch compute the same values, the values are zero-sum, and the trainer
-fits it, saves it and hands it to the `alphazero` agent."""
+numba and torch compute the same values, the values are zero-sum, and the selfplay
+trainer fits it, saves it and hands it to network-guided ismcts."""
+
+import csv
 
 import numpy as np
 import pytest
@@ -118,20 +120,23 @@ def test_search_with_an_evaluator_plays_legal_games_in_every_mode():
 def _tiny_config(tmp_path, **changes):
     from test_training import write_config  # pytest puts tests/ on sys.path
 
-    return write_config(tmp_path, algorithm="alphazero", **{
-        "net.evaluator_hidden": 8, "alphazero.pretrain_evaluator_steps": 30,
-        "alphazero.evaluator_steps_per_iteration": 5, "alphazero.evaluator_batch_size": 32, **changes})
+    return write_config(tmp_path, algorithm="selfplay", **{
+        "net.evaluator_hidden": 8, "selfplay.warm_start_evaluator_steps": 30, "selfplay.evaluator_steps": 5,
+        "selfplay.evaluator_batch_size": 32, **changes})
 
 
 def test_trainer_fits_the_evaluator_and_the_agent_uses_it(tmp_path):
+    from training.config import load_config
+    from training.learner import Learner
+
     cfg = _tiny_config(tmp_path, iterations=1)
+    untrained = Learner(load_config(cfg), torch.device("cpu")).net.evaluator  # the one the run starts from
     run = train.main(["--config", str(cfg), "--runs", str(tmp_path / "runs")])
     net = load_net(run / "best.pt")
     assert net.evaluator is not None
-    buffer = read_checkpoint(run / "checkpoint.pt")["trainer"]["buffer"]
-    assert np.abs(buffer["state_features"]).sum() > 0 and np.abs(buffer["search_value"]).sum() > 0
-    # every search-value target is the search reward of its game's end: zero-sum per row
-    assert np.allclose(buffer["search_value"][:, :2].sum(axis=1), 0.0, atol=1e-5)
+    assert not np.array_equal(net.evaluator.packed(), untrained.packed()), "the warm start fitted it"
+    rows = list(csv.DictReader((run / "metrics.csv").open()))
+    assert float(rows[-1]["evaluator_loss"]) >= 0 and int(rows[-1]["evaluator_positions"]) > 0
     with_eval = agents.make(f"ismcts:net={run / 'best.pt'},iterations=30", seed=0)
     without = agents.make(f"ismcts:net={run / 'best.pt'},iterations=30,evaluator=false", seed=0)
     assert len(with_eval._work.net) > 0 and with_eval.depth == 1
@@ -157,18 +162,17 @@ def test_resume_keeps_the_evaluator_and_refuses_a_mismatched_one(tmp_path):
 
 
 def test_evaluator_targets_are_the_search_rewards_of_the_final_position():
-    from training.alphazero import AlphaZeroTrainer
     from training.config import config_from_dict
+    from training.learner import Learner
 
-    trainer = AlphaZeroTrainer(config_from_dict({"algorithm": "alphazero", "num_players": 3,
-                                                  "alphazero": {"replay_size": 10}}), torch.device("cpu"))
+    learner = Learner(config_from_dict({"algorithm": "selfplay", "num_players": 3}), torch.device("cpu"))
     state = GameState.new(3, seed=4)
     while not state.is_over:
         state.step(state.legal_actions()[0])
     final = state.arrays[1][None]
     expected = np.zeros(4)
     simulation_rewards(final[0], expected, MARGIN)
-    targets = trainer._search_value_targets(final, np.zeros(3, dtype=np.int64), np.array([0, 1, 2]))
+    targets = learner.search_value_targets(final, np.zeros(3, dtype=np.int64), np.array([0, 1, 2]))
     for mover in range(3):
         assert np.allclose(targets[mover, :3], np.roll(expected[:3], -mover))
 
@@ -182,10 +186,10 @@ def test_network_search_checks_evaluator_parameters(tmp_path):
         agents.make(f"ismcts:net={path},evaluator=3")
 
 
-def test_the_shipped_alphazero_network_searches_with_its_evaluator():
+def test_the_shipped_selfplay_network_searches_with_its_evaluator():
     from pathlib import Path
 
-    path = Path(train.__file__).parent / "models" / "alphazero_2p_best.pt"
+    path = Path(train.__file__).parent / "models" / "selfplay_2p.pt"
     agent = agents.make(f"ismcts:net={path},iterations=50,prior=3", seed=0)
     assert len(agent._work.net) > 0 and agent.depth == 1
     record = play_game([agent, agents.make("greedy")], random_deal(8))

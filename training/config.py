@@ -46,45 +46,15 @@ class PPOConfig:
 
 
 @dataclass
-class AlphaZeroConfig:
-    games_per_iteration: int = 32  # self-play games played in lockstep per iteration
-    simulations: int = 64  # PUCT simulations per move
-    c_puct: float = 1.5
-    dirichlet_alpha: float = 0.3  # root noise
-    dirichlet_fraction: float = 0.25
-    temperature_moves: int = 8  # moves per seat sampled from visit counts, then argmax
-    replay_size: int = 50_000  # positions kept
-    batch_size: int = 256
-    train_steps_per_iteration: int = 50
-    learning_rate: float = 1e-3
-    weight_decay: float = 1e-4
-    margin_weight: float = 0.0  # blend of the score margin into the value target
-    pretrain_games: int = 0  # warm start: imitate this many games of the teacher first (0 = off)
-    pretrain_steps: int = 500  # minibatch steps of that imitation
-    pretrain_learning_rate: float = 0.002  # peak of the imitation's one-cycle schedule
-    # the teacher: "greedy" (its move is the target) or a search agent spec such as
-    # "ismcts:iterations=1000" (its root visit counts are the target; expert iteration)
-    pretrain_teacher: str = "greedy"
-    pretrain_workers: int = 0  # processes playing the teacher's games (0 = one per CPU core)
-    # search teachers: policy target = visits ** power, normalised. The visit counts of a
-    # progressively widened search spread over the moves expanded first; power > 1
-    # sharpens them toward the moves the search prefers
-    pretrain_target_power: float = 1.0
-    # the fast evaluator (net.evaluator_hidden > 0; ignored without one): Adam steps on
-    # the replay buffer after the warm start's fitting, and after every iteration
-    pretrain_evaluator_steps: int = 5000
-    evaluator_steps_per_iteration: int = 100
-    evaluator_batch_size: int = 512
-    evaluator_learning_rate: float = 1e-3
-
-
-@dataclass
 class SelfPlayConfig:
-    """Generational self-play (algorithm: selfplay, see training/selfplay.py); the learner's
-    settings are the alphazero section's."""
+    """Generational self-play, the expert-iteration trainer (algorithm: selfplay, see
+    training/selfplay.py), and its learner (training/learner.py)."""
 
     warm_start_teacher: str = "ismcts:iterations=1000"  # generation 0 imitates this search's games
     warm_start_games: int = 2000
+    warm_start_steps: int = 500  # generation 0's policy/value minibatch steps (one learning-rate cycle)
+    warm_start_learning_rate: float = 0.002  # the peak of generation 0's cycle
+    warm_start_evaluator_steps: int = 5000  # generation 0's fast-evaluator steps (annealed)
     games_per_generation: int = 1000  # self-play games of the previous generation's search
     search: str = "iterations=1000,prior=3"  # ismcts parameters of self-play (net= is the generation's)
     play: str = "time=0.01,prior=3"  # ismcts parameters of a generation on the ladder
@@ -101,7 +71,14 @@ class SelfPlayConfig:
     # the values only
     league_fraction: float = 0.0
     train_steps: int = 1000  # policy/value minibatch steps per generation (one learning-rate cycle)
+    learning_rate: float = 1e-3  # the peak of a later generation's cycle
     evaluator_steps: int = 3000  # fast-evaluator steps per generation (annealed)
+    batch_size: int = 256  # positions per policy/value minibatch
+    weight_decay: float = 1e-4  # AdamW's, on the policy/value network
+    margin_weight: float = 0.0  # blend of the score margin into the value target
+    # the fast evaluator (net.evaluator_hidden > 0; ignored without one) learns with its own Adam
+    evaluator_batch_size: int = 512
+    evaluator_learning_rate: float = 1e-3  # the start of each generation's annealing
     window: int = 1  # generations of games the policy and value train on (1 = only the newest)
     evaluator_window: int = 0  # generations of games the fast evaluator trains on (0 = all of them)
     workers: int = 0  # processes playing games (0 = one per CPU core; executor ray: per CPU of the cluster)
@@ -125,7 +102,7 @@ class EvalConfig:
 @dataclass
 class TrainConfig:
     name: str = "run"  # the run directory is runs/<name>
-    algorithm: str = "ppo"  # "ppo", "alphazero" or "selfplay" (generational expert iteration)
+    algorithm: str = "ppo"  # "ppo" or "selfplay" (generational expert iteration)
     seed: int = 0
     device: str = "auto"  # "auto" (CUDA when present), "cpu", "cuda"
     torch_threads: int = 1  # torch intra-op threads (1 avoids fighting numba and the OS)
@@ -134,7 +111,6 @@ class TrainConfig:
     iterations: int = 100  # updates to run
     net: NetConfig = field(default_factory=NetConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
-    alphazero: AlphaZeroConfig = field(default_factory=AlphaZeroConfig)
     selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
 
@@ -158,23 +134,10 @@ class TrainConfig:
         weights = list(self.ppo.opponents.values())
         _check(all(isinstance(w, (int, float)) and not isinstance(w, bool) and w >= 0 for w in weights)
                and sum(weights) > 0, "ppo.opponents", "weights must be numbers >= 0 and not all 0")
-        _check(self.alphazero.pretrain_games >= 0 and self.alphazero.pretrain_steps >= 1, "alphazero.pretrain_games",
-               "pretrain_games must be >= 0 and pretrain_steps >= 1")
         _check(not (self.algorithm == "ppo" and self.net.exposure_skip), "net.exposure_skip",
-               "needs algorithm: alphazero (PPO's vector env gives observations only)")
-        _check(self.alphazero.pretrain_target_power > 0, "alphazero.pretrain_target_power", "must be > 0")
-        _check(self.alphazero.pretrain_workers >= 0, "alphazero.pretrain_workers", "must be >= 0")
-        _check(self.alphazero.pretrain_teacher == "greedy" or self.alphazero.pretrain_teacher.split(":")[0]
-               in ("ismcts", "pimc"), "alphazero.pretrain_teacher",
-               "must be 'greedy' or an ismcts/pimc agent spec such as 'ismcts:iterations=1000'")
-        for key in ("pretrain_evaluator_steps", "evaluator_steps_per_iteration"):
-            _check(getattr(self.alphazero, key) >= 0, f"alphazero.{key}", "must be >= 0")
-        _check(self.alphazero.evaluator_batch_size >= 1, "alphazero.evaluator_batch_size", "must be >= 1")
-        _check(0 < self.alphazero.evaluator_learning_rate < 1, "alphazero.evaluator_learning_rate", "must be in (0, 1)")
+               "needs algorithm: selfplay (PPO's vector env gives observations only)")
         _check(self.net.exposure in EXPOSURES, "net.exposure", f"must be one of {', '.join(EXPOSURES)}")
         _check(self.net.evaluator_hidden >= 0, "net.evaluator_hidden", "must be >= 0 (0 = no fast evaluator)")
-        for key in ("games_per_iteration", "simulations", "batch_size", "train_steps_per_iteration", "replay_size"):
-            _check(getattr(self.alphazero, key) >= 1, f"alphazero.{key}", "must be >= 1")
         _check(self.eval.every >= 1 and self.eval.games >= 0, "eval", "every must be >= 1 and games >= 0")
         self._check_selfplay()
         _check(self.net.channels >= 1 and self.net.blocks >= 0, "net", "channels >= 1 and blocks >= 0")
@@ -182,11 +145,15 @@ class TrainConfig:
 
     def _check_selfplay(self) -> None:
         sp = self.selfplay
-        for key in ("warm_start_games", "games_per_generation", "train_steps", "window"):
+        for key in ("warm_start_games", "warm_start_steps", "games_per_generation", "train_steps", "window",
+                    "batch_size", "evaluator_batch_size"):
             _check(getattr(sp, key) >= 1, f"selfplay.{key}", "must be >= 1")
-        for key in ("evaluator_steps", "evaluator_window", "workers", "ladder_games", "ladder_previous",
-                    "ladder_exploit_games"):
+        for key in ("warm_start_evaluator_steps", "evaluator_steps", "evaluator_window", "workers", "ladder_games",
+                    "ladder_previous", "ladder_exploit_games", "weight_decay"):
             _check(getattr(sp, key) >= 0, f"selfplay.{key}", "must be >= 0")
+        for key in ("warm_start_learning_rate", "learning_rate", "evaluator_learning_rate"):
+            _check(0 < getattr(sp, key) < 1, f"selfplay.{key}", "must be in (0, 1)")
+        _check(0 <= sp.margin_weight <= 1, "selfplay.margin_weight", "must be in [0, 1]")
         _check(sp.target_power > 0, "selfplay.target_power", "must be > 0")
         _check(sp.policy_target in POLICY_TARGETS, "selfplay.policy_target",
                f"must be one of {', '.join(POLICY_TARGETS)}, got {sp.policy_target!r}")
@@ -231,11 +198,16 @@ class TrainConfig:
         (an eval opponent's typo would otherwise surface after the first iterations)."""
         for i, spec in enumerate(self.eval.opponents):
             _check_spec(spec, f"eval.opponents[{i}]")
-        if self.alphazero.pretrain_teacher != "greedy":
-            _check_spec(self.alphazero.pretrain_teacher, "alphazero.pretrain_teacher")
 
 
-ALGORITHMS = ("ppo", "alphazero", "selfplay")
+ALGORITHMS = ("ppo", "selfplay")
+
+# The AlphaZero trainer (PUCT self-play, algorithm: alphazero) was retired; its learner
+# became the selfplay trainer's, with these keys renamed in the move to `selfplay:`.
+RENAMED_ALPHAZERO_KEYS = {"pretrain_steps": "warm_start_steps", "pretrain_learning_rate": "warm_start_learning_rate",
+                          "pretrain_evaluator_steps": "warm_start_evaluator_steps"}
+MOVED_ALPHAZERO_KEYS = ("batch_size", "learning_rate", "weight_decay", "margin_weight", "evaluator_batch_size",
+                        "evaluator_learning_rate")
 
 # A run directory's name: one plain path component, so runs/<name> stays inside runs/.
 RUN_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
@@ -306,9 +278,23 @@ def _coerce(value, hint, key):
 
 
 def config_from_dict(data: dict) -> TrainConfig:
+    _refuse_the_retired_trainer(data or {})
     cfg = _build(TrainConfig, data or {}, "")
     cfg.validate()
     return cfg
+
+
+def _refuse_the_retired_trainer(data: dict) -> None:
+    """A config for the retired AlphaZero trainer (algorithm: alphazero, or an alphazero:
+    section) is one clear error that says what replaces it."""
+    if not isinstance(data, dict) or (data.get("algorithm") != "alphazero" and "alphazero" not in data):
+        return
+    renamed = ", ".join(f"alphazero.{old} -> selfplay.{new}" for old, new in RENAMED_ALPHAZERO_KEYS.items())
+    raise ValueError("the AlphaZero trainer (algorithm: alphazero and its alphazero: section) was retired; use "
+                     f"algorithm: selfplay (training/selfplay.py) with its learner's keys in the selfplay: section: "
+                     f"{renamed}; {', '.join(MOVED_ALPHAZERO_KEYS)} keep their names (e.g. alphazero.batch_size -> "
+                     "selfplay.batch_size); its teacher and warm-start games are selfplay.warm_start_teacher and "
+                     "warm_start_games, and its PUCT self-play keys have no counterpart")
 
 
 def load_config(path: str | Path, overrides: list[str] = ()) -> TrainConfig:

@@ -33,9 +33,9 @@ previous generations and fixed anchors, one Bradley-Terry scale, ``ladder.json``
 kept under ``runs/NAME/games/gen_<g>/``, so a killed run resumes mid-generation without
 playing a finished game again.
 
-The learner's settings (batch size, learning rates, weight decay, value-target margin,
-the evaluator's batch size) are the ``alphazero`` section's: the same learner as the
-AlphaZero trainer, a different source of games.
+The network and how it learns (targets, minibatch steps, optimizers) are
+`training.learner.Learner`'s; this module decides which games it learns from. Every
+setting is in the config's ``selfplay`` section.
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ import torch
 
 from agents.nets import save_checkpoint
 
-from .alphazero import AlphaZeroTrainer, ReplayBuffer
 from .config import TrainConfig, config_to_dict
+from .learner import Learner
 from .teacher import TeacherGames, teacher_games
 
 
@@ -57,17 +57,29 @@ def generation_file(run_path: Path, generation: int) -> Path:
     return run_path / "generations" / f"gen_{generation:03d}.pt"
 
 
-class SelfPlayTrainer(AlphaZeroTrainer):
+class SelfPlayTrainer:
     """One `run_iteration` is one generation (see the module doc)."""
 
     def __init__(self, cfg: TrainConfig, device: torch.device, run_path: str | Path):
-        super().__init__(cfg, device)
+        self.cfg = cfg
         self.sc = cfg.selfplay
+        self.learner = Learner(cfg, device)
+        self.iteration = 0
+        self.games = 0  # games learnt from so far, all generations
+        self.positions = 0
         self.run_path = Path(run_path)
         self.wall_seconds = 0.0  # training time so far, all generations (the ladder's x axis)
         self._data: list[tuple[int, TeacherGames]] = []  # the last `window` generations' (generation, games)
         # the last `evaluator_window` generations' (state features, search-reward targets)
         self._evaluator_data: list[tuple[np.ndarray, np.ndarray]] = []
+
+    @property
+    def net(self):
+        return self.learner.net
+
+    def policy(self):
+        """The network's raw policy (what train.py's evaluation plays)."""
+        return self.learner.policy()
 
     # --- one generation ----------------------------------------------------------------
     def run_iteration(self) -> dict:
@@ -77,10 +89,10 @@ class SelfPlayTrainer(AlphaZeroTrainer):
         self.games += len(games.final_info)
         self.positions += len(games.obs)
         if g == 0:
-            metrics = self._learn(games, self.ac.pretrain_steps, self.ac.pretrain_learning_rate,
-                                  self.ac.pretrain_evaluator_steps)
+            metrics = self._learn(games, self.sc.warm_start_steps, self.sc.warm_start_learning_rate,
+                                  self.sc.warm_start_evaluator_steps)
         else:
-            metrics = self._learn(games, self.sc.train_steps, self.ac.learning_rate, self.sc.evaluator_steps)
+            metrics = self._learn(games, self.sc.train_steps, self.sc.learning_rate, self.sc.evaluator_steps)
         path = generation_file(self.run_path, g)
         path.parent.mkdir(parents=True, exist_ok=True)
         save_checkpoint(path, self.net, generation=g, config=config_to_dict(self.cfg))
@@ -126,19 +138,11 @@ class SelfPlayTrainer(AlphaZeroTrainer):
         policy/value steps (warm-up to `peak_lr`, anneal) and the evaluator's steps on the
         last `evaluator_window` generations' positions."""
         self._keep(self.iteration, games)
-        size = sum(len(part.obs) for _, part in self._data)
-        self.buffer = ReplayBuffer(max(size, 1), self.num_actions)
-        for generation, part in self._data:
-            self.add_search_games(part, self._target_power(generation))
-        for group in self.optimizer.param_groups:
-            group["betas"] = (0.9, 0.999)
-        schedule = torch.optim.lr_scheduler.OneCycleLR(self.optimizer, peak_lr, total_steps=steps, pct_start=0.1)
-        stats = self.train(steps, progress=f"generation {self.iteration}: learning", schedule=schedule)
-        for group in self.optimizer.param_groups:  # OneCycleLR leaves its own betas behind
-            group["lr"], group["betas"] = peak_lr, (0.9, 0.999)
+        size = self.learner.fill([(part, self._target_power(generation)) for generation, part in self._data])
+        stats = self.learner.fit_policy_value(steps, peak_lr, progress=f"generation {self.iteration}: learning")
         examples = tuple(np.concatenate(part) for part in zip(*self._evaluator_data))
-        stats.update(self.fit_evaluator(evaluator_steps, progress=f"generation {self.iteration}: evaluator",
-                                        anneal=True, examples=examples))
+        stats.update(self.learner.fit_evaluator(evaluator_steps, examples, anneal=True,
+                                                progress=f"generation {self.iteration}: evaluator"))
         stats["training_positions"] = size
         stats["evaluator_positions"] = len(examples[0])
         return stats
@@ -147,7 +151,7 @@ class SelfPlayTrainer(AlphaZeroTrainer):
         """Add a generation's games to the policy window (whole) and to the evaluator's
         (only its state features and targets, so keeping every generation stays small)."""
         self._data = (self._data + [(generation, games)])[-self.sc.window:]
-        targets = self._search_value_targets(games.final_info, games.game, games.mover)
+        targets = self.learner.search_value_targets(games.final_info, games.game, games.mover)
         self._evaluator_data.append((games.state_features.astype(np.float16), targets))
         if self.sc.evaluator_window:
             self._evaluator_data = self._evaluator_data[-self.sc.evaluator_window:]
@@ -177,18 +181,15 @@ class SelfPlayTrainer(AlphaZeroTrainer):
 
     # --- checkpoints ------------------------------------------------------------------------
     def state_dict(self) -> dict:
-        """The AlphaZero learner's state without the replay buffer: the games it holds are
-        the stored chunks of the last generations, read back on resume."""
-        state = super().state_dict()
-        del state["buffer"]
-        state["wall_seconds"] = self.wall_seconds
-        return state
+        """The learner's state and the run's counters; no games: the ones the learner
+        holds are the stored chunks of the last generations, read back on resume."""
+        return {**self.learner.state_dict(), "iteration": self.iteration, "games": self.games,
+                "positions": self.positions, "wall_seconds": self.wall_seconds}
 
     def load_state_dict(self, state: dict) -> None:
-        state = dict(state)
-        self.wall_seconds = float(state.pop("wall_seconds", 0.0))
-        state["buffer"] = ReplayBuffer(1, self.num_actions).state_dict()
-        super().load_state_dict(state)
+        self.learner.load_state_dict(state)
+        self.iteration, self.games, self.positions = state["iteration"], state["games"], state["positions"]
+        self.wall_seconds = float(state.get("wall_seconds", 0.0))
         self._data, self._evaluator_data = [], []
         window = self.iteration if self.sc.evaluator_window == 0 else max(self.sc.window, self.sc.evaluator_window)
         for g in range(max(0, self.iteration - window), self.iteration):

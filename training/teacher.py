@@ -1,7 +1,7 @@
 """Teacher games: positions labelled by a search agent, played in worker processes.
 
-The AlphaZero trainer's warm start is *expert iteration*'s first step (Anthony, Tian &
-Barber 2017): a strong search (by default the numba ISMCTS with greedy rollouts, which
+The selfplay trainer's warm start (generation 0) is *expert iteration*'s first step
+(Anthony, Tian & Barber 2017): a strong search (by default the numba ISMCTS with greedy rollouts, which
 beats the greedy agent ~80% of the time) plays every seat of many games, and each
 decision becomes a training example: the mover's observation and mask, the search's
 root visit distribution (policy target), and the game's final result (value target,
