@@ -192,6 +192,20 @@ def test_shipped_selfplay_agents_play_their_player_count():
     with pytest.raises(ValueError, match="3 players"):
         play_game([agents.make("selfplay:iterations=20"), agents.make("greedy"), agents.make("greedy")],
                   random_deal(2), 3)
+    team = [agents.make("selfplay:iterations=20", seed=0), agents.make("greedy"),
+            agents.make("selfplay-policy", seed=2), agents.make("greedy")]
+    record = play_game(team, random_deal(4), 4, team=True)  # the shipped team network, with search and raw
+    assert record.forfeit is None and len(record.actions) > 10, record.error
+
+
+def test_a_missing_shipped_network_names_the_config_that_trains_it(tmp_path, monkeypatch):
+    import agents.selfplay
+
+    monkeypatch.setattr(agents.selfplay, "MODELS", tmp_path)
+    with pytest.raises(ValueError, match="team variant .*configs/selfplay_team.yaml"):
+        agents.selfplay.shipped_network(4, team=True)
+    with pytest.raises(ValueError, match="for 2 players .*configs/selfplay_2p.yaml"):
+        agents.selfplay.shipped_network(2)
 
 
 def test_shipped_search_takes_the_root_halving_option():

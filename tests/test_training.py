@@ -246,33 +246,46 @@ def test_shipped_training_configs_are_valid(path):
 
 @pytest.mark.parametrize("path", sorted(p.name for p in (REPO / "models").glob("*.pt")))
 def test_shipped_networks_load_and_play_legal_moves(path):
-    agent = agents.make(f"checkpoint:{REPO / 'models' / path}", seed=0)
-    record = play_game([agent, agents.make("random", seed=1)], random_deal(5))
+    """A team network (its actions include the team variant's shows) plays a team game, the
+    others a 2-player game."""
+    from agents.nets import read_checkpoint
+    from engine import rules
+
+    file = REPO / "models" / path
+    team = read_checkpoint(file)["net_config"]["num_actions"] == rules.num_actions(True)
+    players = 4 if team else 2
+    seats = [agents.make(f"checkpoint:{file}", seed=0)] + [agents.make("random", seed=s) for s in range(1, players)]
+    record = play_game(seats, random_deal(5), players, team=team)
     assert record.forfeit is None and len(record.actions) > 10, record.error
 
 
 # How each shipped network is checked against greedy: its raw policy where that is what
-# beats greedy (2 players), its network-guided search (`selfplay`) for 4 players, whose raw
-# policy is level with greedy (0.507 mean pairwise score over 60 deals x 4 seats).
+# beats greedy (2 players), its network-guided search (`selfplay`) for 4 players and teams,
+# whose raw policies are about level with greedy (0.507 mean pairwise score over 60 deals x 4
+# seats at 4 players). (spec, players, team)
 STRENGTH_SPECS = {
-    "selfplay_2p.pt": ("checkpoint:{path}", 2),
-    "selfplay_4p.pt": ("ismcts:net={path},iterations=50", 4),
+    "selfplay_2p.pt": ("checkpoint:{path}", 2, False),
+    "selfplay_4p.pt": ("ismcts:net={path},iterations=50", 4, False),
+    "selfplay_team.pt": ("ismcts:net={path},iterations=50", 4, True),
 }
 STRENGTH_DEALS = 50
 
 
-def score_against_greedy(spec: str, num_players: int, deals: int) -> float:
+def score_against_greedy(spec: str, num_players: int, deals: int, team: bool = False) -> float:
     """Mean pairwise score of `spec` against greedy seats (1 a greedy seat it finishes
-    ahead of, 0.5 level): `deals` seeded deals, the agent in every seat of each."""
+    ahead of, 0.5 level): `deals` seeded deals, the agent in every seat of each (team
+    variant: in both seats of each team in turn, against a team of greedy)."""
     agent = agents.make(spec, seed=0)
     greedy = [agents.make("greedy", seed=s) for s in range(num_players)]
     points = comparisons = 0.0
     for d in range(deals):
-        for seat in range(num_players):
-            seats = [agent if s == seat else greedy[s] for s in range(num_players)]
-            record = play_game(seats, random_deal(d), num_players, seeds=[1000 * d + s for s in range(num_players)])
+        for seat in range(2 if team else num_players):
+            mine = {seat, seat + 2} if team else {seat}
+            seats = [agent if s in mine else greedy[s] for s in range(num_players)]
+            record = play_game(seats, random_deal(d), num_players, team=team,
+                               seeds=[1000 * d + s for s in range(num_players)])
             assert record.forfeit is None, record.error
-            for other in set(range(num_players)) - {seat}:
+            for other in set(range(num_players)) - mine:
                 points += 1.0 if record.ranking[seat] < record.ranking[other] else \
                     0.5 if record.ranking[seat] == record.ranking[other] else 0.0
                 comparisons += 1
@@ -289,12 +302,12 @@ def test_the_shipped_networks_beat_greedy(name):
     """A short seeded check (50 deals, every seat): the documented long-run scores are
     0.74 for selfplay_2p's policy (1,000 games); here it scored 0.75 and the 4-player
     search 0.59."""
-    template, num_players = STRENGTH_SPECS[name]
+    template, num_players, team = STRENGTH_SPECS[name]
     spec = template.format(path=REPO / "models" / name)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # one network call a move: two threads spinning on 2 busy cores cost 20x
     try:
-        assert score_against_greedy(spec, num_players, STRENGTH_DEALS) > 0.5
+        assert score_against_greedy(spec, num_players, STRENGTH_DEALS, team) > 0.5
     finally:
         torch.set_num_threads(threads)
 
