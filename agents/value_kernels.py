@@ -33,8 +33,9 @@ index      meaning
 The MLP (`agents.nets.Evaluator`, trained in torch by the self-play learner,
 `training.learner`) maps the mover's features to one output per slot; a slot's value is
 its output minus the mean of the other slots' outputs (team variant: half the difference
-of the two teams' sums), so the values are zero-sum by construction. Its weights travel to numba as one flat
-float64 array (`pack_mlp`); the empty array `NO_EVALUATOR` means "no evaluator".
+of the two teams' sums), so the values are zero-sum by construction. Its weights travel
+to numba as one flat float64 array (`pack_mlp`); the empty array `NO_EVALUATOR` means "no
+evaluator".
 """
 
 from __future__ import annotations
