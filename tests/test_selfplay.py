@@ -273,3 +273,18 @@ def test_ray_chunks_read_every_network_from_the_nodes_copy():
     assert player((0, lambda *a: a, arguments)) == (
         "ismcts:net=/node/a.pt,iterations=9", 7, 16, "visits", "ismcts:net=/node/a.pt,iterations=2",
         ("ismcts:net=/node/b.pt", "ismcts:iterations=3"), 0.5)
+
+
+@pytest.mark.parametrize("steps", [1, 10, 20])
+def test_the_learner_takes_any_number_of_steps(steps):
+    """One learning-rate cycle of `steps` minibatches, however short (OneCycleLR divides by
+    its warm-up length less one: 10 steps once divided by zero)."""
+    import torch
+
+    from training.config import config_from_dict
+    from training.learner import Learner
+
+    cfg = config_from_dict({**TINY, "selfplay": {**TINY["selfplay"], "train_steps": steps}})
+    learner = Learner(cfg, torch.device("cpu"))
+    learner.fill([(teacher.play_chunk("ismcts:iterations=4", 0, 1, 2, False), 1.0)])
+    assert np.isfinite(learner.fit_policy_value(steps, 1e-3)["policy_loss"])

@@ -164,7 +164,10 @@ class Learner:
         titled `progress` if given."""
         for group in self.optimizer.param_groups:
             group["betas"] = (0.9, 0.999)
-        schedule = torch.optim.lr_scheduler.OneCycleLR(self.optimizer, peak_lr, total_steps=steps, pct_start=0.1)
+        # a tenth of the steps warm up; OneCycleLR divides by (warm-up steps - 1), so a warm-up
+        # of exactly one step (10 steps in all) takes a little more
+        warm_up = 0.1 if abs(0.1 * steps - 1.0) > 1e-9 else 0.15
+        schedule = torch.optim.lr_scheduler.OneCycleLR(self.optimizer, peak_lr, total_steps=steps, pct_start=warm_up)
         self.net.train()
         n = self.num_players
         stats = {"policy_loss": [], "value_loss": [], "entropy": []}
