@@ -119,9 +119,9 @@ class SelfPlayTrainer:
             operator = {"policy_target": self.sc.policy_target, "full_fraction": self.sc.full_search_fraction,
                         "cheap_teacher": (self.search_spec(generation - 1, self.sc.cheap_search)
                                           if self.sc.full_search_fraction < 1 else None)}
-            league = [self.search_spec(g, self.sc.search) for g in range(generation - 1)]
-            if self.sc.league_fraction > 0 and league:  # the generations before the teacher's
-                operator.update(league=tuple(league), league_fraction=self.sc.league_fraction)
+            if self.sc.league_fraction > 0 and generation >= 2:  # the generations before the teacher's
+                league = tuple(self.search_spec(g, self.sc.search) for g in range(generation - 1))
+                operator.update(league=league, league_fraction=self.sc.league_fraction)
         return teacher_games(spec, count, self.cfg.seed * 10_007 + generation, self.cfg.num_players, self.cfg.team,
                              workers=self.sc.workers, progress=progress,
                              store=self.run_path / "games" / f"gen_{generation:03d}",

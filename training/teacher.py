@@ -163,7 +163,7 @@ class LeagueSeats:
     def __init__(self, specs: tuple[str, ...], fraction: float, num_players: int, team: bool, seed: int):
         self.specs, self.fraction, self.num_players, self.team = list(specs), fraction, num_players, team
         self.rng = np.random.default_rng([seed, 2])
-        self.agents: dict[str, object] = {}
+        self.agents: dict[tuple[str, int], object] = {}  # (spec, seat): one agent per seat it takes
 
     def seat_game(self) -> dict:
         """{seat: agent} of the next game's opponent (reset for its seats), or {}."""
@@ -176,7 +176,7 @@ class LeagueSeats:
         seats = (first, first + 2) if self.team else (first,)
         guests = {}
         for seat in seats:
-            key = f"{spec}#{seat}"
+            key = (spec, seat)
             if key not in self.agents:
                 self.agents[key] = agents.make(spec, seed=int(self.rng.integers(2**62)))
                 if not hasattr(self.agents[key], "act_with_visits"):
