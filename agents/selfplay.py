@@ -4,7 +4,8 @@
   (``ismcts:net=models/selfplay_<n>p.pt,...``) of the network that
   ``configs/selfplay_<n>p.yaml`` trained for the game's player count, or for the team
   variant ``models/selfplay_team.pt`` (``configs/selfplay_team.yaml``);
-* ``selfplay-policy[:temperature=T, device=D]``: that network's raw policy, no search.
+* ``selfplay-policy[:temperature=T, device=D, symmetries=true]``: that network's raw policy, no
+  search (symmetries: averaged over the board's quarter turns, `agents.neural.NetPolicy`).
 
 The network is chosen when a game starts (`reset` tells the player count and the variant),
 so one spec plays 2- and 4-player games and team games. A game without a shipped network is
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .base import Agent, number, positive_int, register, seconds
+from .base import Agent, boolean, number, positive_int, register, seconds
 from .neural import CheckpointAgent
 from .nets import resolve_device
 from .search import ISMCTSAgent, halving_candidates
@@ -110,11 +111,12 @@ class SelfPlayPolicyAgent(_PerPlayerCount):
 
     needs_observation = True
 
-    def __init__(self, temperature: float = 0.0, device: str = "cpu") -> None:
+    def __init__(self, temperature: float = 0.0, device: str = "cpu", symmetries: bool = False) -> None:
         super().__init__()
         if number("temperature", temperature) < 0:
             raise ValueError(f"temperature must be >= 0, got {temperature}")
-        self.options = {"temperature": temperature, "device": str(resolve_device(device))}
+        self.options = {"temperature": temperature, "device": str(resolve_device(device)),
+                        "symmetries": boolean("symmetries", symmetries)}
 
     def _build(self, path: Path) -> Agent:
         return CheckpointAgent(str(path), **self.options)

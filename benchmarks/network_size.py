@@ -133,6 +133,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--workers", type=int, default=0)
     parser.add_argument("--store", default="runs/network_size/games")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--turns", choices=("off", "on", "both"), default="off",
+                        help="train on positions turned by random quarter turns of the board (selfplay.symmetries); "
+                             "both: each size twice, plain and turned (row NAME+turns)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     args = parser.parse_args(argv)
     sizes = parse_sizes(args.sizes)
@@ -150,10 +153,11 @@ def main(argv=None) -> dict:
     train, held = split_games(games)
     net_settings = {k: v for k, v in vars(shipped.config).items() if k != "num_actions"}
 
-    def learner_for(channels: int, blocks: int) -> Learner:
+    def learner_for(channels: int, blocks: int, turned: bool = False) -> Learner:
         cfg = config_from_dict({"algorithm": "selfplay", "num_players": 2, "seed": args.seed,
                                 "net": {**net_settings, "channels": channels, "blocks": blocks},
-                                "selfplay": {"batch_size": args.batch_size, "margin_weight": 0.2}})
+                                "selfplay": {"batch_size": args.batch_size, "margin_weight": 0.2,
+                                             "symmetries": turned}})
         return Learner(cfg, device)
 
     probe = learner_for(32, 2)
@@ -162,8 +166,9 @@ def main(argv=None) -> dict:
               "train_positions": len(train.obs), "held_out_positions": len(held.obs),
               "shipped": held_out_scores(shipped, probe, device), "sizes": {}}
     log(f"{len(train.obs)} training positions, {len(held.obs)} held out; shipped network: {result['shipped']}")
-    for channels, blocks in sizes:
-        learner = learner_for(channels, blocks)
+    variants = {"off": [False], "on": [True], "both": [False, True]}[args.turns]
+    for (channels, blocks), turned in ((size, turned) for size in sizes for turned in variants):
+        learner = learner_for(channels, blocks, turned)
         learner.fill([(train, args.target_power)])
         start = time.perf_counter()
         stats = learner.fit_policy_value(args.steps, args.learning_rate)
@@ -171,22 +176,23 @@ def main(argv=None) -> dict:
         tower = sum(p.numel() for name, p in learner.net.named_parameters() if not name.startswith("evaluator."))
         row = {"parameters": tower, "train_policy_loss": stats["policy_loss"], **scores,
                "seconds": time.perf_counter() - start}
-        result["sizes"][f"{channels}x{blocks}"] = row
-        log(f"{channels}x{blocks}: {row}")
+        name = f"{channels}x{blocks}" + ("+turns" if turned else "")
+        result["sizes"][name] = row
+        log(f"{name}: {row}")
     if args.floor_games:
         result["floor"] = target_noise_floor(teacher, args.floor_games, args.target_power, args.seed + 1)
         log(f"the target's own noise: {result['floor']}")
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"\n{'network':>10} {'parameters':>11} {'held-out CE':>12} {'top-1':>7} {'value MSE':>10} {'seconds':>8}")
-        print(f"{'shipped':>10} {'':>11} {result['shipped']['policy_ce']:12.3f} {result['shipped']['top1']:7.3f} "
+        print(f"\n{'network':>11} {'parameters':>11} {'held-out CE':>12} {'top-1':>7} {'value MSE':>10} {'seconds':>8}")
+        print(f"{'shipped':>11} {'':>11} {result['shipped']['policy_ce']:12.3f} {result['shipped']['top1']:7.3f} "
               f"{result['shipped']['value_mse']:10.3f}")
         for name, row in result["sizes"].items():
-            print(f"{name:>10} {row['parameters']:11,} {row['policy_ce']:12.3f} {row['top1']:7.3f} "
+            print(f"{name:>11} {row['parameters']:11,} {row['policy_ce']:12.3f} {row['top1']:7.3f} "
                   f"{row['value_mse']:10.3f} {row['seconds']:8.0f}")
         if "floor" in result:
-            print(f"{'two searches':>10} {'':>11} {result['floor']['policy_ce']:12.3f} "
+            print(f"{'two searches':>11} {'':>11} {result['floor']['policy_ce']:12.3f} "
                   f"{result['floor']['top1_agreement']:7.3f}   (the target's own noise)")
     return result
 

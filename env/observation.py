@@ -61,7 +61,7 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit, prange
 
-from engine import access, kernels, rules
+from engine import access, kernels, rules, symmetry
 from engine.access import (bag_left, capacity, current_seat, hand_count, hand_size, hand_values,
                            is_over, is_team, last_action, num_players, occupied_cells, score,
                            shown_this_turn, shown_value, tile_value, timeout_cells, turn)
@@ -145,6 +145,19 @@ def split(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     lead = obs.shape[:-1]
     return obs[..., :PLANES_SIZE].reshape(*lead, *PLANE_SHAPE), obs[..., PLANES_SIZE:]
 
+
+
+def turn_observations(obs: np.ndarray, turns) -> np.ndarray:
+    """Observations (B, OBS_SIZE) of the board turned by `turns[b]` quarter turns
+    (`engine.symmetry`): every plane turns with its cells, the vector features stay. The
+    encoding of a turned game (every placement turned) is exactly this; a new array."""
+    obs = np.asarray(obs)
+    if obs.ndim != 2 or obs.shape[1] != OBS_SIZE:
+        raise ValueError(f"turn_observations: expected (batch, {OBS_SIZE}) observations, got shape {obs.shape}")
+    planes = obs[:, :PLANES_SIZE].reshape(len(obs), NUM_PLANES, CELLS)
+    out = obs.copy()
+    out[:, :PLANES_SIZE] = symmetry.turn_cell_rows(planes, turns).reshape(len(obs), PLANES_SIZE)
+    return out
 
 # --- the encoder kernel --------------------------------------------------------------------
 # Every env kernel calls the one compiled encoder, `_encode_and_mask`: inlined into each

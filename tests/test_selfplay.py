@@ -288,3 +288,48 @@ def test_the_learner_takes_any_number_of_steps(steps):
     learner = Learner(cfg, torch.device("cpu"))
     learner.fill([(teacher.play_chunk("ismcts:iterations=4", 0, 1, 2, False), 1.0)])
     assert np.isfinite(learner.fit_policy_value(steps, 1e-3)["policy_loss"])
+
+
+def test_the_learner_shows_each_position_turned_by_one_quarter_turn():
+    """selfplay.symmetries: every minibatch row is a replay-buffer row turned by a random quarter
+    turn, the same turn for its observation, legal mask, policy target and move features, and
+    that turned row is what the network reads."""
+    import torch
+
+    from engine import symmetry
+    from env.observation import turn_observations
+    from training.config import config_from_dict
+    from training.learner import Learner
+
+    cfg = config_from_dict({**TINY, "selfplay": {**TINY["selfplay"], "symmetries": True}})
+    learner = Learner(cfg, torch.device("cpu"))
+    learner.fill([(teacher.play_chunk("ismcts:iterations=4", 0, 1, 2, False), 1.0)])
+    buffer, n = learner.buffer, learner.buffer.size
+    seen, real_forward, real_turned = [], learner.net.forward, learner._turned
+
+    def turned(*rows):
+        out = real_turned(*rows)
+        seen.append(out)
+        return out
+
+    def forward(obs, mask, exposure):
+        assert torch.equal(obs, torch.as_tensor(seen[-1][0])) and torch.equal(exposure, torch.as_tensor(seen[-1][3]))
+        return real_forward(obs, mask, exposure)
+
+    learner._turned, learner.net.forward = turned, forward
+    learner.fit_policy_value(4, 1e-3)
+    turns_used = set()
+    for obs, mask, target, exposure in seen:
+        for b in range(len(obs)):
+            matches = [(k, i) for k in range(4) for i in range(n)
+                       if np.array_equal(turn_observations(buffer.obs[i:i + 1].astype(np.float32), [k])[0], obs[b])]
+            assert matches, "a minibatch row is no turned buffer row"
+            k, i = matches[0]
+            turns_used.add(k)
+            assert np.array_equal(symmetry.turn_action_rows(buffer.mask[i:i + 1], [k])[0], mask[b])
+            assert np.array_equal(symmetry.turn_action_rows(buffer.policy[i:i + 1].astype(np.float32), [k])[0],
+                                  target[b])
+            assert np.array_equal(symmetry.turn_action_rows(buffer.exposure[i:i + 1].astype(np.float32), [k])[0],
+                                  exposure[b])
+            assert not np.any(target[b][~mask[b]]), "the turned target puts weight on an illegal move"
+    assert len(seen) == 4 and len(turns_used) > 1

@@ -70,6 +70,9 @@ class SelfPlayConfig:
     # variant: one team) is played by an earlier generation's search, drawn uniformly; its moves train
     # the values only
     league_fraction: float = 0.0
+    # show the network each training position turned by a random quarter turn of the board (the game's
+    # four symmetries, engine/symmetry.py): four times the data for the policy and value, at no search cost
+    symmetries: bool = False
     train_steps: int = 1000  # policy/value minibatch steps per generation (one learning-rate cycle)
     learning_rate: float = 1e-3  # the peak of a later generation's cycle
     evaluator_steps: int = 3000  # fast-evaluator steps per generation (annealed)
@@ -161,6 +164,11 @@ class TrainConfig:
                f"must be in (0, 1] (1 = every move a full search), got {sp.full_search_fraction!r}")
         _check(0 <= sp.league_fraction <= 1, "selfplay.league_fraction",
                f"must be in [0, 1] (0 = no league games), got {sp.league_fraction!r}")
+        if sp.symmetries:
+            from engine.symmetry import layout_is_symmetric
+
+            _check(layout_is_symmetric(), "selfplay.symmetries",
+                   "the board layout (start and Double Time cells) is not symmetric under quarter turns")
         self._check_executor()
         if self.algorithm != "selfplay":
             return

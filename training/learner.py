@@ -11,6 +11,10 @@ draws minibatches. Each position gives the network three targets:
   final search reward (`agents.search_kernels.simulation_rewards`) from the mover's
   full-state features; `ismcts:net=PATH` scores its cut rollouts with it.
 
+With ``symmetries`` on, each minibatch row is shown turned by a random quarter turn of the
+board (`engine.symmetry`: the rules cannot tell the turns apart), its policy target turned
+with it and its value target unchanged: four times the positions for the same games.
+
 Policy and value learn in one-cycle minibatch runs (`fit_policy_value`), the evaluator
 on its own optimizer and schedule (`fit_evaluator`). The settings are the ``selfplay``
 section's (`training.config.SelfPlayConfig`); `training.selfplay` decides which games it
@@ -28,8 +32,8 @@ from agents import features, value_kernels
 from agents.neural import NetPolicy
 from agents.nets import PolicyValueNet
 from agents.search_kernels import MARGIN, simulation_rewards
-from engine import access, rules
-from env.observation import OBS_SIZE
+from engine import access, rules, symmetry
+from env.observation import OBS_SIZE, turn_observations
 
 from .config import TrainConfig
 
@@ -173,6 +177,8 @@ class Learner:
         stats = {"policy_loss": [], "value_loss": [], "entropy": []}
         for _ in tqdm(range(steps), desc=progress, unit="step", disable=progress is None, leave=False):
             obs, mask, target, value, exposure = self.buffer.sample(self.settings.batch_size, self.rng)
+            if self.settings.symmetries:
+                obs, mask, target, exposure = self._turned(obs, mask, target, exposure)
             e = torch.as_tensor(exposure, device=self.device) if self.net.needs_exposure else None
             o = torch.as_tensor(obs, device=self.device)
             m = torch.as_tensor(mask, device=self.device)
@@ -197,6 +203,13 @@ class Learner:
         for group in self.optimizer.param_groups:  # OneCycleLR leaves its own betas behind
             group["lr"], group["betas"] = peak_lr, (0.9, 0.999)
         return {k: float(np.mean(v)) for k, v in stats.items()}
+
+    def _turned(self, obs, mask, target, exposure):
+        """The minibatch with each position turned by a random quarter turn of the board
+        (`engine.symmetry`): the same position for the rules, so the same value target."""
+        turns = self.rng.integers(0, symmetry.NUM_TURNS, size=len(obs))
+        return (turn_observations(obs, turns), symmetry.turn_action_rows(mask, turns),
+                symmetry.turn_action_rows(target, turns), symmetry.turn_action_rows(exposure, turns))
 
     def fit_evaluator(self, steps: int, examples: tuple[np.ndarray, np.ndarray], progress: str | None = None,
                       anneal: bool = False) -> dict:

@@ -1,0 +1,104 @@
+"""The board's quarter turns (engine/symmetry.py): a game played turned is the same game."""
+
+import numpy as np
+import pytest
+
+from engine import GameState, rules, symmetry
+from env.observation import OBS_SIZE, encode, turn_observations
+
+
+def test_quarter_turn_tables():
+    assert symmetry.layout_is_symmetric()
+    # (0, 0) -> (0, 6) -> (6, 6) -> (6, 0): clockwise
+    assert [int(symmetry.TURNED[k, 0]) for k in range(4)] == [0, 6, 48, 42]
+    for k in range(4):
+        assert sorted(symmetry.TURNED[k]) == list(range(rules.NUM_CELLS))
+        assert np.array_equal(symmetry.TURNED[k][symmetry.SOURCE[k]], np.arange(rules.NUM_CELLS))
+    # four quarter turns are the identity; three undo one
+    cells = np.arange(rules.NUM_CELLS)
+    assert np.array_equal(symmetry.TURNED[1][symmetry.TURNED[3][cells]], cells)
+
+
+def test_a_mirror_is_not_a_symmetry():
+    """The Double Time pinwheel is chiral: the transpose maps (0, 2) onto (2, 0), a plain cell."""
+    mirrored = {rules.cell_of(c % 7, c // 7) for c in rules.DOUBLE_TIME_CELLS}
+    assert mirrored != set(rules.DOUBLE_TIME_CELLS)
+
+
+@pytest.mark.parametrize("num_players,team", [(2, False), (4, False), (4, True)])
+def test_a_turned_game_is_the_same_game(num_players, team):
+    """Play random games and, beside each, the same deal with every action turned: the legal
+    moves turn, the minutes, scores, rewards and the seats' observations (turned) agree."""
+    rng = np.random.default_rng(7)
+    for game in range(3):
+        seed = int(rng.integers(2**31))
+        turns = 1 + game % 3
+        plain = GameState.new(num_players, seed=seed, team=team)
+        turned = GameState.from_deal(plain.deal, num_players, team=team)
+        while not plain.is_over:
+            mask = plain.legal_action_mask()[None].astype(np.int8)
+            assert np.array_equal(turned.legal_action_mask(), symmetry.turn_action_rows(mask, [turns])[0])
+            for seat in range(num_players):
+                expected = turn_observations(encode(plain, seat)[None], [turns])[0]
+                np.testing.assert_array_equal(encode(turned, seat), expected)
+            action = int(rng.choice(plain.legal_actions()))
+            assert plain.step(action) == turned.step(symmetry.turn_action(action, turns))
+            assert np.array_equal(plain.scores, turned.scores)
+        assert turned.is_over
+        assert np.array_equal(plain.rewards(), turned.rewards())
+        assert np.array_equal(np.rot90(plain.board, -turns), turned.board)
+
+
+def test_turn_rows_per_row_and_leave_pass_and_show():
+    rng = np.random.default_rng(0)
+    rows = rng.random((4, rules.NUM_TEAM_ACTIONS))
+    turns = np.array([0, 1, 2, 3])
+    out = symmetry.turn_action_rows(rows, turns)
+    for b, k in enumerate(turns):
+        for action in (0, 17, 245, 489, rules.PASS_ACTION, rules.SHOW_BASE + 3):
+            assert out[b, symmetry.turn_action(action, k)] == rows[b, action]
+    assert np.array_equal(symmetry.turn_action_rows(rows, turns * 0), rows)
+    obs = rng.random((4, OBS_SIZE)).astype(np.float32)
+    back = turn_observations(turn_observations(obs, turns), (4 - turns) % 4)
+    assert np.array_equal(back, obs)
+
+
+def test_bad_shapes_are_refused():
+    with pytest.raises(ValueError, match="expected"):
+        symmetry.turn_action_rows(np.zeros((2, 10)), [0, 1])
+    with pytest.raises(ValueError, match="expected"):
+        turn_observations(np.zeros((2, 10)), [0, 1])
+
+
+def test_a_policy_averaged_over_the_turns_is_equivariant():
+    """NetPolicy(symmetries=True) reads a turned position as the turned policy of the
+    position, with the same values; a plain network does not."""
+    import torch
+
+    from agents import features
+    from agents.nets import NetConfig, PolicyValueNet
+    from agents.neural import NetPolicy
+
+    torch.manual_seed(0)
+    net = PolicyValueNet(NetConfig(channels=8, blocks=1, points_skip=5.0, exposure_skip=5.0))
+    state = GameState.new(2, seed=5)
+    rng = np.random.default_rng(1)
+    for _ in range(9):
+        state.step(int(rng.choice(state.legal_actions())))
+    grid, info = state.arrays
+    obs, mask = encode(state)[None], state.legal_action_mask()[None, :rules.NUM_ACTIONS]
+    exposure = features.exposure(grid, info)[None]
+    k = 1
+    turned = [turn_observations(obs, [k]), symmetry.turn_action_rows(mask, [k]),
+              symmetry.turn_action_rows(exposure, [k])]
+    averaged = NetPolicy(net, symmetries=True)
+    log_p, values = averaged.logits_values(obs, mask, exposure)
+    turned_log_p, turned_values = averaged.logits_values(*turned)
+    legal = symmetry.turn_action_rows(mask, [k])[0]
+    np.testing.assert_allclose(turned_log_p[0][legal], symmetry.turn_action_rows(log_p, [k])[0][legal], atol=1e-5)
+    np.testing.assert_allclose(turned_values, values, atol=1e-6)
+    assert np.all(turned_log_p[0][~legal] < -1e8)
+    plain = NetPolicy(net)
+    a, _ = plain.logits_values(obs, mask, exposure)
+    b, _ = plain.logits_values(*turned)
+    assert not np.allclose(b[0][legal], symmetry.turn_action_rows(a, [k])[0][legal], atol=1e-3)
