@@ -61,24 +61,40 @@ def turn_action(action: int, turns: int) -> int:
     return rules.action_id(int(TURNED[turns % NUM_TURNS, cell]), value)
 
 
-def turn_cell_rows(rows: np.ndarray, turns: np.ndarray) -> np.ndarray:
-    """Turn per-cell rows: `rows` (B, ..., 49) with the cell last, row b by `turns[b]`
-    quarter turns; a new array."""
-    source = SOURCE[np.asarray(turns) % NUM_TURNS]  # (B, 49)
-    index = source.reshape(source.shape[:1] + (1,) * (rows.ndim - 2) + source.shape[1:])
-    return np.take_along_axis(rows, np.broadcast_to(index, rows.shape), axis=-1)
+def cell_column_sources(columns_per_cell: int, extra: int = 0) -> np.ndarray:
+    """SOURCE-style column tables for rows laid out as `columns_per_cell` blocks of 49 cells
+    (block-major: column = block * 49 + cell) followed by `extra` columns that do not move:
+    table[k, column] is the column whose value lands there after k quarter turns."""
+    blocks = np.arange(columns_per_cell)[None, :, None] * rules.NUM_CELLS
+    cells = (blocks + SOURCE[:, None, :]).reshape(NUM_TURNS, -1)
+    start = columns_per_cell * rules.NUM_CELLS
+    return np.concatenate([cells, np.broadcast_to(np.arange(start, start + extra), (NUM_TURNS, extra))], axis=1)
 
 
-def turn_action_rows(rows: np.ndarray, turns: np.ndarray) -> np.ndarray:
-    """Turn per-action rows: `rows` (B, A) indexed by action id (A >= 490: a mask, a policy,
-    move features), row b by `turns[b]` quarter turns; the placement columns move with their
-    cell, the others (pass, show) stay. A new array."""
+def _action_sources(num_actions: int) -> np.ndarray:
+    """table[k, action]: the action whose value lands on `action` after k quarter turns
+    (placement c * 10 + v - 1 moves with its cell; pass and show actions stay)."""
+    table = np.tile(np.arange(num_actions), (NUM_TURNS, 1))
+    cells, values = np.divmod(np.arange(rules.NUM_PLACEMENT_ACTIONS), rules.MAX_VALUE)
+    table[:, :rules.NUM_PLACEMENT_ACTIONS] = SOURCE[:, cells] * rules.MAX_VALUE + values
+    return table
+
+
+ACTION_SOURCES = _action_sources(rules.NUM_TEAM_ACTIONS)  # the widest action space; narrower ones are its prefix
+
+
+def turn_columns(rows: np.ndarray, turns, sources: np.ndarray) -> np.ndarray:
+    """rows (B, W), row b turned by `turns[b]` quarter turns through a column table
+    `sources` (NUM_TURNS, >= W); a new array."""
+    return np.take_along_axis(rows, sources[np.asarray(turns) % NUM_TURNS, :rows.shape[1]], axis=1)
+
+
+def turn_action_rows(rows: np.ndarray, turns) -> np.ndarray:
+    """Turn per-action rows: `rows` (B, A) indexed by action id (490 <= A <= 501: a mask, a
+    policy, move features), row b by `turns[b]` quarter turns; the placement columns move
+    with their cell, the others (pass, show) stay. A new array."""
     rows = np.asarray(rows)
-    if rows.ndim != 2 or rows.shape[1] < rules.NUM_PLACEMENT_ACTIONS:
-        raise ValueError(f"turn_action_rows: expected (batch, >= {rules.NUM_PLACEMENT_ACTIONS}) rows, "
-                         f"got shape {rows.shape}")
-    out = rows.copy()
-    placements = rows[:, :rules.NUM_PLACEMENT_ACTIONS].reshape(len(rows), rules.NUM_CELLS, rules.MAX_VALUE)
-    turned = turn_cell_rows(placements.transpose(0, 2, 1), turns).transpose(0, 2, 1)
-    out[:, :rules.NUM_PLACEMENT_ACTIONS] = turned.reshape(len(rows), rules.NUM_PLACEMENT_ACTIONS)
-    return out
+    if rows.ndim != 2 or not rules.NUM_PLACEMENT_ACTIONS <= rows.shape[1] <= rules.NUM_TEAM_ACTIONS:
+        raise ValueError(f"turn_action_rows: expected (batch, {rules.NUM_PLACEMENT_ACTIONS}.."
+                         f"{rules.NUM_TEAM_ACTIONS}) rows, got shape {rows.shape}")
+    return turn_columns(rows, turns, ACTION_SOURCES)

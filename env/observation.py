@@ -146,6 +146,9 @@ def split(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return obs[..., :PLANES_SIZE].reshape(*lead, *PLANE_SHAPE), obs[..., PLANES_SIZE:]
 
 
+# turn_observations' column table: every plane's cells move, the vector features stay
+_OBS_SOURCES = symmetry.cell_column_sources(NUM_PLANES, NUM_VECTOR_FEATURES)
+
 
 def turn_observations(obs: np.ndarray, turns) -> np.ndarray:
     """Observations (B, OBS_SIZE) of the board turned by `turns[b]` quarter turns
@@ -154,10 +157,8 @@ def turn_observations(obs: np.ndarray, turns) -> np.ndarray:
     obs = np.asarray(obs)
     if obs.ndim != 2 or obs.shape[1] != OBS_SIZE:
         raise ValueError(f"turn_observations: expected (batch, {OBS_SIZE}) observations, got shape {obs.shape}")
-    planes = obs[:, :PLANES_SIZE].reshape(len(obs), NUM_PLANES, CELLS)
-    out = obs.copy()
-    out[:, :PLANES_SIZE] = symmetry.turn_cell_rows(planes, turns).reshape(len(obs), PLANES_SIZE)
-    return out
+    return symmetry.turn_columns(obs, turns, _OBS_SOURCES)
+
 
 # --- the encoder kernel --------------------------------------------------------------------
 # Every env kernel calls the one compiled encoder, `_encode_and_mask`: inlined into each

@@ -164,11 +164,6 @@ class TrainConfig:
                f"must be in (0, 1] (1 = every move a full search), got {sp.full_search_fraction!r}")
         _check(0 <= sp.league_fraction <= 1, "selfplay.league_fraction",
                f"must be in [0, 1] (0 = no league games), got {sp.league_fraction!r}")
-        if sp.symmetries:
-            from engine.symmetry import layout_is_symmetric
-
-            _check(layout_is_symmetric(), "selfplay.symmetries",
-                   "the board layout (start and Double Time cells) is not symmetric under quarter turns")
         self._check_executor()
         if self.algorithm != "selfplay":
             return
