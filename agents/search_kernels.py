@@ -120,7 +120,7 @@ def _init_node(nodes, values, n, action, parent, next_sibling):
 # `_pick_untried`, `descend` and the rollout run once per simulation: compiled kernels
 # called from the loop, not inlined into it (each inlined loop adds seconds to its compile
 # time); the selection steps, run at every level of the tree, are inlined into `descend`.
-# `_rollout_leaf`, a few lines around the rollout kernel, is inlined into `search`: a call
+# `rollout_leaf`, a few lines around the rollout kernel, is inlined into `search`: a call
 # per simulation is a measurable share of a short perfect-information simulation (pimc,
 # cheat), worth a few more seconds of compile time (benchmarks/RESULTS.md).
 @kernel
@@ -413,7 +413,7 @@ def backup(tree, node, reward, num_players):
 
 
 @njit(inline="always", cache=True)
-def _rollout_leaf(work, params, rng):
+def rollout_leaf(work, params, rng):
     """Score the world reached by the descent with a rollout (LEAF_ROLLOUT, LEAF_HEURISTIC,
     LEAF_EVALUATOR) into work.reward; returns the rng."""
     leaf = params[P_LEAF]
@@ -445,7 +445,7 @@ def search(root_grid, root_info, observer, iterations, params, rng, tree, work):
         else:
             copy_state(root_grid, root_info, work.grid, work.info)
         rng, node = descend(tree, work, params, rng)
-        rng = _rollout_leaf(work, params, rng)
+        rng = rollout_leaf(work, params, rng)
         backup(tree, node, work.reward, num_players)
     return rng
 
