@@ -41,7 +41,8 @@ import numpy as np
 from numba import njit
 
 from engine import access, layout, rules
-from engine.determinize import deal_around_hands, deal_unseen, unseen_counts_into, unseen_tiles
+from engine.determinize import (deal_around_hands, deal_around_particle, deal_unseen, unseen_counts_into,
+                                unseen_tiles)
 from engine.kernels import (apply_action, count_placements, is_legal, kernel, legal_placements, random_placement,
                             rng_below, rng_next)
 from env.observation import OBS_SIZE, encode_into
@@ -529,17 +530,11 @@ def search_br(root_grid, root_info, observer, iterations, params, rng, tree, wor
     tiles = work.scratch[SCRATCH_TILES:SCRATCH_TILES + rules.NUM_TILES]
     num_unseen = unseen_tiles(root_grid, root_info, observer, work.scratch[SCRATCH_COUNTS:SCRATCH_COUNTS + 11],
                               tiles)
-    particles = hands.shape[0]
     seats = model.config[CONFIG_SEATS]
     clear_cache(model)  # node ids are this search's
     for _ in range(iterations):
-        ok = False
-        if particles > 0:
-            rng, i = rng_below(rng, particles)
-            rng, ok = deal_around_hands(root_grid, root_info, observer, hands[i], seats, rng, work.grid, work.info,
-                                        model.scratch)
-        if not ok:
-            rng = deal_unseen(root_grid, root_info, observer, tiles, num_unseen, rng, work.grid, work.info)
+        rng = deal_around_particle(root_grid, root_info, observer, hands, seats, tiles, num_unseen, rng, work.grid,
+                                   work.info, model.scratch)
         rng, node = _descend_br(tree, work, params, model, rng)
         rng = _rollout_br(work, params, model, rng)
         backup(tree, node, work.reward, num_players)

@@ -47,7 +47,7 @@ from agents.search_parts import SCRATCH_COUNTS, SCRATCH_TILES  # noqa: E402
 from benchmarks.machine import describe  # noqa: E402
 from engine import GameState, access, kernels, rules  # noqa: E402
 from engine.deal import random_deal  # noqa: E402
-from engine.determinize import SCRATCH_LEN, deal_around_hands, deal_unseen, unseen_counts, unseen_tiles  # noqa: E402
+from engine.determinize import BINOMIAL, SCRATCH_LEN, deal_around_particle, unseen_tiles  # noqa: E402
 from engine.layout import PAD_OF_CELL  # noqa: E402
 from engine.view import PlayerView  # noqa: E402
 
@@ -115,15 +115,14 @@ def _play_games(task):
 
 
 def positions(deal, actions):
-    """Replay one game: per turn, (features for the mover, unseen counts, the opponent's
-    hand counts per value)."""
+    """Replay one game: per turn, (features for the mover, the opponent's hand counts
+    per value)."""
     state = GameState.from_deal(deal, 2)
     moves = ([], [])
     rows = []
     for action in actions:
         seat = state.current_player
-        rows.append((position_features(PlayerView(state, seat), moves[1 - seat]), unseen_counts(state, seat),
-                     state.hands[1 - seat]))
+        rows.append((position_features(PlayerView(state, seat), moves[1 - seat]), state.hands[1 - seat]))
         grid, info = state.arrays
         moves[seat].append(move_features(grid, info, action))
         state.step(action)
@@ -132,28 +131,27 @@ def positions(deal, actions):
 
 def record_games(spec: str, games: int, workers: int):
     tasks = [(spec, list(range(i, games, 4 * workers))) for i in range(4 * workers)]
-    x, unseen, hands, game = [], [], [], []
+    x, hands, game = [], [], []
     with mp.get_context("spawn").Pool(workers) as pool:
         for chunk in pool.imap_unordered(_play_games, tasks):
             for seed, actions in chunk:
-                for f, u, h in positions(random_deal(seed), actions):
+                for f, h in positions(random_deal(seed), actions):
                     x.append(f)
-                    unseen.append(u)
                     hands.append(h)
                     game.append(seed)
-    return np.array(x), np.array(unseen, dtype=np.float32), np.array(hands, dtype=np.float32), np.array(game)
+    x = np.array(x)
+    unseen = np.rint(x[:, :VALUES] * 4).astype(np.float32)  # the features' first block: unseen counts / 4
+    return x, unseen, np.array(hands, dtype=np.float32), np.array(game)
 
 
 # --- what a move gives away (step 2) ---------------------------------------------------------
 def uniform_chance_of_value(unseen: np.ndarray, size: np.ndarray) -> np.ndarray:
-    """P(a hand of `size` tiles drawn uniformly from `unseen` tiles holds at least one of
-    the `count` tiles of a value) = 1 - C(total - count, size) / C(total, size), per row and value."""
-    total = unseen.sum(axis=1, keepdims=True)
-    size = size[:, None]
-    miss = np.ones_like(unseen, dtype=np.float64)
-    for i in range(int(size.max())):
-        miss *= np.clip((total - unseen - i) / np.maximum(total - i, 1), 0, 1) * (i < size) + (i >= size)
-    return 1 - miss
+    """Per row and value: the chance that a hand of `size` tiles dealt uniformly from the
+    unseen tiles holds at least one of that value, 1 - C(total - count, size) / C(total, size)."""
+    count = unseen.astype(np.int64)
+    total = count.sum(axis=1, keepdims=True)
+    size = size.astype(np.int64)[:, None]
+    return 1 - BINOMIAL[total - count, size] / BINOMIAL[total, size]
 
 
 def passed_up_table(x, unseen, hands):
@@ -206,20 +204,14 @@ def fit_hand_model(x, unseen, hands, held, seed: int):
 # --- a search whose worlds deal the opponent's hand from a belief (step 4) ----------------------
 @njit(cache=True)
 def search_around_hands(root_grid, root_info, observer, iterations, params, rng, tree, work, hands, fixed, scratch):
-    """`search_kernels.search`, except that each simulation's world gives the seats of
-    `fixed` the hand of a particle of `hands` (P, 4, 11) picked uniformly (a plain
-    determinization when P = 0 or the particle does not fit)."""
+    """`search_kernels.search`, except that each simulation's world is dealt around a
+    particle of `hands` (`engine.determinize.deal_around_particle`)."""
     num_players = access.num_players(root_info)
     tiles = work.scratch[SCRATCH_TILES:SCRATCH_TILES + rules.NUM_TILES]
     num_unseen = unseen_tiles(root_grid, root_info, observer, work.scratch[SCRATCH_COUNTS:SCRATCH_COUNTS + 11], tiles)
     for _ in range(iterations):
-        ok = False
-        if hands.shape[0] > 0:
-            rng, i = kernels.rng_below(rng, hands.shape[0])
-            rng, ok = deal_around_hands(root_grid, root_info, observer, hands[i], fixed, rng, work.grid, work.info,
-                                        scratch)
-        if not ok:
-            rng = deal_unseen(root_grid, root_info, observer, tiles, num_unseen, rng, work.grid, work.info)
+        rng = deal_around_particle(root_grid, root_info, observer, hands, fixed, tiles, num_unseen, rng, work.grid,
+                                   work.info, scratch)
         rng, node = sk.descend(tree, work, params, rng)
         rng = sk.rollout_leaf(work, params, rng)
         sk.backup(tree, node, work.reward, num_players)
@@ -317,8 +309,8 @@ class HandBeliefISMCTS(ISMCTSAgent):
 
 
 def _play_deals(task):
-    belief, model, time_budget, opponent, seeds = task
-    searcher = HandBeliefISMCTS(belief, model, time=time_budget)
+    belief, model, particles, time_budget, opponent, seeds = task
+    searcher = HandBeliefISMCTS(belief, model, particles, time=time_budget)
     other = agents.make(opponent)
     searcher.warm_up()
     other.warm_up()
@@ -331,8 +323,9 @@ def _play_deals(task):
     return scores
 
 
-def match(belief, model, time_budget, opponent, deals, workers):
-    tasks = [(belief, model, time_budget, opponent, list(range(i, deals, 4 * workers))) for i in range(4 * workers)]
+def match(belief, model, particles, time_budget, opponent, deals, workers):
+    tasks = [(belief, model, particles, time_budget, opponent, list(range(i, deals, 4 * workers)))
+             for i in range(4 * workers)]
     with mp.get_context("spawn").Pool(workers) as pool:
         scores = np.concatenate([np.array(s) for s in pool.imap_unordered(_play_deals, tasks)])
     return float(scores.mean()), float(1.96 * scores.std() / np.sqrt(len(scores)))
@@ -345,11 +338,12 @@ def main(argv=None) -> dict:
     parser.add_argument("--deals", type=int, default=500, help="duplicate deals of step 4 (0: skip it)")
     parser.add_argument("--time", type=float, default=0.01, help="the searches' seconds a move (step 4)")
     parser.add_argument("--opponent", default=None, help="step 4's opponent (default: --spec)")
+    parser.add_argument("--particles", type=int, default=256, help="hands drawn a move (step 4)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    if args.games < 20 or args.deals < 0 or args.workers < 1 or args.time <= 0:
-        raise SystemExit("--games must be >= 20, --deals >= 0, --workers >= 1, --time > 0")
+    if args.games < 20 or args.deals < 0 or args.workers < 1 or args.time <= 0 or args.particles < 1:
+        raise SystemExit("--games must be >= 20, --deals >= 0, --workers >= 1, --time > 0, --particles >= 1")
     print(f"machine: {describe()}")
     start = time.perf_counter()
     x, unseen, hands, game = record_games(args.spec, args.games, args.workers)
@@ -368,7 +362,7 @@ def main(argv=None) -> dict:
         print(f"ISMCTS at {args.time} s a move against {opponent}, {args.deals} duplicate deals, worlds dealing "
               f"the opponent's hand from:")
         for belief in ("uniform", "model", "true"):
-            score, half = match(belief, model, args.time, opponent, args.deals, args.workers)
+            score, half = match(belief, model, args.particles, args.time, opponent, args.deals, args.workers)
             result[belief] = score
             label = {"uniform": "uniform particles (control)", "model": "the learned model",
                      "true": "its true hand (cheating ceiling)"}[belief]

@@ -349,6 +349,21 @@ def deal_around_hands(grid, info, seat, hands, fixed, rng, out_grid, out_info, s
     return rng, True
 
 
+@njit(inline="always", cache=True)
+def deal_around_particle(grid, info, seat, hands, fixed, tiles, n, rng, out_grid, out_info, scratch):
+    """A world for `seat` around one particle of `hands` (P, 4, 11), picked uniformly:
+    the seats of the bitmask `fixed` get its hands (`deal_around_hands`). With no
+    particle, or one that does not fit, a plain determinization of the `n` unseen `tiles`
+    (`deal_unseen`). For searches that keep a belief about some hands as particles.
+    Returns the advanced rng."""
+    if hands.shape[0] > 0:
+        rng, i = rng_below(rng, hands.shape[0])
+        rng, ok = deal_around_hands(grid, info, seat, hands[i], fixed, rng, out_grid, out_info, scratch)
+        if ok:
+            return rng
+    return deal_unseen(grid, info, seat, tiles, n, rng, out_grid, out_info)
+
+
 @kernel
 def sample_world(grid, info, seat, rng, out_grid, out_info, scratch):
     """Write into (out_grid, out_info) a world consistent with `seat`'s information:
