@@ -109,6 +109,8 @@ BUILTIN_MODULES = {
     "checkpoint": "agents.neural",
     "selfplay": "agents.selfplay",
     "selfplay-policy": "agents.selfplay",
+    "selfplay-afterstate": "agents.selfplay",
+    "afterstate": "agents.afterstate",
     "openspiel-ismcts": "agents.openspiel_bots",
     "openspiel-mcts": "agents.openspiel_bots",
 }

@@ -5,7 +5,9 @@
   ``configs/selfplay_<n>p.yaml`` trained for the game's player count, or for the team
   variant ``models/selfplay_team.pt`` (``configs/selfplay_team.yaml``);
 * ``selfplay-policy[:temperature=T, device=D, symmetries=true]``: that network's raw policy, no
-  search (symmetries: averaged over the board's quarter turns, `agents.neural.NetPolicy`).
+  search (symmetries: averaged over the board's quarter turns, `agents.neural.NetPolicy`);
+* ``selfplay-afterstate[:worlds=K]``: that network's fast evaluator one ply ahead
+  (``afterstate:net=models/selfplay_<n>p.pt``, `agents.afterstate`).
 
 The network is chosen when a game starts (`reset` tells the player count and the variant),
 so one spec plays 2- and 4-player games and team games. A game without a shipped network is
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .afterstate import AfterstateAgent
 from .base import Agent, boolean, number, positive_int, register, seconds
 from .neural import CheckpointAgent
 from .nets import resolve_device
@@ -122,4 +125,16 @@ class SelfPlayPolicyAgent(_PerPlayerCount):
         return CheckpointAgent(str(path), **self.options)
 
 
-__all__ = ["SelfPlayAgent", "SelfPlayPolicyAgent", "shipped_network"]
+@register("selfplay-afterstate")
+class SelfPlayAfterstateAgent(_PerPlayerCount):
+    """The shipped network's fast evaluator one ply ahead (see the module doc)."""
+
+    def __init__(self, worlds: int = 32) -> None:
+        super().__init__()
+        self.worlds = positive_int("worlds", worlds)
+
+    def _build(self, path: Path) -> Agent:
+        return AfterstateAgent(str(path), self.worlds)
+
+
+__all__ = ["SelfPlayAfterstateAgent", "SelfPlayAgent", "SelfPlayPolicyAgent", "shipped_network"]
