@@ -32,7 +32,7 @@ KERNEL_FILES = (
     "engine/kernels.py", "engine/access.py", "engine/batch.py", "engine/determinize.py",
     "env/observation.py", "env/step_kernels.py",
     "agents/policy_kernels.py", "agents/search_kernels.py", "agents/value_kernels.py", "agents/net_kernels.py",
-    "agents/features.py", "agents/br_kernels.py",
+    "agents/features.py", "agents/br_kernels.py", "agents/afterstate.py",
     "training/opponents.py",
 )
 PROJECT_PACKAGES = ("engine", "env", "agents", "training", "evaluation")
