@@ -58,7 +58,6 @@ class AfterstateAgent(Agent):
     """Plays the move whose afterstate the network's fast evaluator values most (module doc)."""
 
     checkpoint_parameters = ("net",)
-    parameter_rules = {"worlds": positive_int}
 
     def __init__(self, net: str, worlds: int = 32) -> None:
         super().__init__()
@@ -70,9 +69,7 @@ class AfterstateAgent(Agent):
                              "train one with configs/selfplay_2p.yaml")
         self._net = evaluator.packed()
         width = int(max(self._net[1], self._net[2], self._net[3]))
-        grid, info = access.new_arrays()
-        self._world = (grid.copy(), info.copy())
-        self._after = (grid.copy(), info.copy())
+        self._world, self._after = access.new_arrays(), access.new_arrays()
         self._scratch = (np.zeros(SCRATCH_LEN, dtype=np.int64), np.zeros(vk.NUM_FEATURES), np.zeros((3, width)),
                          np.zeros(4, dtype=np.int64), np.zeros(4))
 

@@ -342,6 +342,7 @@ PARAMETER_RULES: dict[str, Callable[[str, Any], Any]] = {
     "iterations": positive_int,
     "simulations": positive_int,
     "determinizations": positive_int,
+    "worlds": positive_int,
     "temperature": number,
     "c": number,
     "margin": number,

@@ -40,7 +40,7 @@ from agents import features  # noqa: E402
 from agents.afterstate import AfterstateAgent  # noqa: E402
 from agents.base import Agent  # noqa: E402
 from agents.nets import load_net, masked_logits, save_checkpoint  # noqa: E402
-from agents.play import play_game  # noqa: E402
+from benchmarks.duplicate_deals import deal_scores, mean_and_half_width  # noqa: E402
 from benchmarks.machine import describe  # noqa: E402
 from engine import GameState, random_deal, rules  # noqa: E402
 from engine.view import PlayerView  # noqa: E402
@@ -184,21 +184,13 @@ class _PolicyWithAfterstate(Agent):
 def _play(task):
     player, seeds = task
     me = AfterstateAgent(player[1], PLAY_WORLDS) if player[0] == "rule" else _PolicyWithAfterstate(*player[1:])
-    greedy = agents.make("greedy")
-    scores = []
-    for seed in seeds:
-        deal = random_deal(10**6 + seed)
-        first = play_game([me, greedy], deal, 2, seeds=[3 * seed, 3 * seed + 1])
-        second = play_game([greedy, me], deal, 2, seeds=[3 * seed + 2, 3 * seed])
-        scores.append(((first.rewards[0] + 1) / 2 + (second.rewards[1] + 1) / 2) / 2)
-    return scores
+    return deal_scores(me, agents.make("greedy"), seeds)
 
 
 def against_greedy(player: tuple, deals: int, workers: int) -> tuple[float, float]:
     tasks = [(player, list(range(i, deals, 4 * workers))) for i in range(4 * workers)]
     with mp.get_context("spawn").Pool(workers) as pool:
-        scores = np.concatenate([np.array(s) for s in pool.imap_unordered(_play, tasks)])
-    return float(scores.mean()), float(1.96 * scores.std() / np.sqrt(len(scores)))
+        return mean_and_half_width(np.concatenate([s for s in pool.imap_unordered(_play, tasks)]))
 
 
 def main(argv=None) -> dict:

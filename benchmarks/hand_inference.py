@@ -44,6 +44,7 @@ from agents import search_kernels as sk  # noqa: E402
 from agents.play import play_game  # noqa: E402
 from agents.search import ISMCTSAgent  # noqa: E402
 from agents.search_parts import SCRATCH_COUNTS, SCRATCH_TILES  # noqa: E402
+from benchmarks.duplicate_deals import deal_scores, mean_and_half_width  # noqa: E402
 from benchmarks.machine import describe  # noqa: E402
 from engine import GameState, access, kernels, rules  # noqa: E402
 from engine.deal import random_deal  # noqa: E402
@@ -314,21 +315,14 @@ def _play_deals(task):
     other = agents.make(opponent)
     searcher.warm_up()
     other.warm_up()
-    scores = []
-    for seed in seeds:
-        deal = random_deal(10**6 + seed)
-        first = play_game([searcher, other], deal, 2, seeds=[3 * seed, 3 * seed + 1]).rewards[0]
-        second = play_game([other, searcher], deal, 2, seeds=[3 * seed + 2, 3 * seed]).rewards[1]
-        scores.append(((first + 1) / 2 + (second + 1) / 2) / 2)
-    return scores
+    return deal_scores(searcher, other, seeds)
 
 
 def match(belief, model, particles, time_budget, opponent, deals, workers):
     tasks = [(belief, model, particles, time_budget, opponent, list(range(i, deals, 4 * workers)))
              for i in range(4 * workers)]
     with mp.get_context("spawn").Pool(workers) as pool:
-        scores = np.concatenate([np.array(s) for s in pool.imap_unordered(_play_deals, tasks)])
-    return float(scores.mean()), float(1.96 * scores.std() / np.sqrt(len(scores)))
+        return mean_and_half_width(np.concatenate([s for s in pool.imap_unordered(_play_deals, tasks)]))
 
 
 def main(argv=None) -> dict:
