@@ -36,7 +36,9 @@ depth            4         rollout placements at most (0 = to the end of the gam
 margin           0.5       weight of tanh(score lead / 100) added to each reward
 expand           greedy    order of new children: ``greedy`` (root: the greedy agent's
                            key; below: the rollout policy's), ``policy`` (the rollout
-                           policy's everywhere) or ``random``
+                           policy's everywhere), ``random``, or ``evaluator`` (ismcts
+                           with a net: root as greedy; below: the move whose afterstate
+                           the network's fast evaluator values most for the mover)
 expand_after     40        a node grows children once visited this often (the root
                            always); before that, simulations roll out from it
 widen            0.5       progressive widening: a node visited n times has at most
@@ -115,7 +117,9 @@ from .gumbel import softmax
 ROLLOUTS = ("random", "greedy", "epsilon")
 ROLLOUT_DEPTH = 4  # rollout placements at most, scored by the end-of-game guess
 EVALUATED_DEPTH = 1  # rollout placements before a network's fast evaluator scores the position
-EXPANSIONS = ("greedy", "policy", "random")
+EXPANSIONS = ("greedy", "policy", "random", "evaluator")
+EXPAND_CODES = {"greedy": parts.EXPAND_GREEDY, "policy": parts.EXPAND_GREEDY, "random": parts.EXPAND_RANDOM,
+                "evaluator": parts.EXPAND_EVALUATOR}
 SELECTIONS = tuple(parts.SELECTIONS)  # ucb, puct
 DEFAULT_C = {"ucb": 0.5, "puct": 1.5}
 LEAVES = ("rollout", "value")
@@ -132,6 +136,8 @@ def halving_candidates(value, name: str = "halving") -> int:
 
 class MCTSAgent(Agent):
     """Shared budget handling and action choice; subclasses say which root to search."""
+
+    expands_by_evaluator = False  # whether expand=evaluator can be given (a network's evaluator)
 
     parameter_rules = {"rollout": partial(choice, allowed=ROLLOUTS), "expand": partial(choice, allowed=EXPANSIONS),
                        "selection": partial(choice, allowed=SELECTIONS),
@@ -152,16 +158,19 @@ class MCTSAgent(Agent):
         self.depth = non_negative_int("depth", depth)
         self.margin = number("margin", margin)
         self.expand = choice("expand", expand, EXPANSIONS)
+        if self.expand == "evaluator" and not self.expands_by_evaluator:
+            raise ValueError(f"expand=evaluator needs a network's fast evaluator: use ismcts:net=PATH "
+                             f"({self.name} has none)")
         self.expand_after = non_negative_int("expand_after", expand_after)
         self.widen = number("widen", widen)
         self.halving = halving_candidates(halving)
-        if self.halving and (self.selection != "ucb" or self.expand != "greedy"):
-            raise ValueError("halving needs selection=ucb and expand=greedy (its candidates are the first of the "
-                             "root's order)")
+        if self.halving and (self.selection != "ucb" or self.expand not in ("greedy", "evaluator")):
+            raise ValueError("halving needs selection=ucb and expand=greedy or evaluator (its candidates are the "
+                             "first of the root's order)")
         self._params = parts.parameters(
             self.c, leaf=parts.LEAF_ROLLOUT if self.depth == 0 else parts.LEAF_HEURISTIC, depth=self.depth,
             epsilon=epsilon_threshold({"random": 1.0, "greedy": 0.0}.get(rollout, self.epsilon)), safe=self.safe,
-            margin=self.margin, expand=parts.EXPAND_RANDOM if expand == "random" else parts.EXPAND_GREEDY,
+            margin=self.margin, expand=EXPAND_CODES[self.expand],
             expand_after=self.expand_after, widen=self.widen, selection=parts.SELECTIONS[self.selection])
         self._tree = parts.new_tree(self.iterations + 1 if self.time is None else 1 << 14)
         self._work = parts.new_workspace()
@@ -322,7 +331,7 @@ class MCTSAgent(Agent):
 
     def _ranks_root(self) -> bool:
         """Whether the root's children are expanded in a computed order (`_rank_root`)."""
-        return self.expand == "greedy"
+        return self.expand in ("greedy", "evaluator")
 
     def _rank_root(self, view) -> None:
         """Set the order in which the root's children are expanded (the tree's `order`):
@@ -365,6 +374,7 @@ class ISMCTSAgent(MCTSAgent):
     trained network (`net`, `prior`, `evaluator`, `device`, `leaf`)."""
 
     checkpoint_parameters = ("net",)
+    expands_by_evaluator = True
     parameter_rules = {**MCTSAgent.parameter_rules, "leaf": partial(choice, allowed=LEAVES),
                        "gumbel": lambda name, value: halving_candidates(value, name), "c_visit": number,
                        "c_scale": partial(number, positive=True)}
@@ -394,6 +404,9 @@ class ISMCTSAgent(MCTSAgent):
 
             self._guide = NetworkGuide(net, device)
             packed = self._guide.packed_evaluator() if evaluator and leaf == "rollout" else None
+        if kwargs.get("expand") == "evaluator" and packed is None:
+            raise ValueError("expand=evaluator needs a network's fast evaluator: give net=PATH of a network that "
+                             "has one, with evaluator=true and leaf=rollout")
         if depth is None:
             depth = EVALUATED_DEPTH if packed is not None else ROLLOUT_DEPTH
         if selection is None:

@@ -26,7 +26,8 @@ Every simulation runs the same three steps, written once:
      progressive widening at most ``1 + widen * sqrt(VISITS)``); new children come in
      a fixed order: at the root the tree's root order (the greedy ranking or a
      network's policy), below it the rollout policy's preference (most minutes now,
-     then safe moves, ties at random) or uniformly at random.
+     then safe moves, ties at random), the learned evaluator's best afterstate for the
+     mover in this world (EXPAND_EVALUATOR), or uniformly at random.
    - Sequential halving at the root (with SELECT_UCB, P_ROOT_HALVING = k > 0): the
      root's candidates are the first k actions of its order, and a simulation goes to
      the least-visited one; the caller runs the phases, halving k and reordering the
@@ -68,14 +69,14 @@ from env.observation import encode_into
 
 from .policy_kernels import rollout, safe_values
 from .search_parts import (
-    COUNT, EXPAND_GREEDY, LEAF, LEAF_EVALUATOR, LEAF_IS_NEW, LEAF_ROLLOUT, ORDER_LEN, P_C, P_DEPTH, P_EPSILON,
+    COUNT, EXPAND_EVALUATOR, EXPAND_GREEDY, LEAF, LEAF_EVALUATOR, LEAF_IS_NEW, LEAF_ROLLOUT, ORDER_LEN, P_C, P_DEPTH, P_EPSILON,
     P_EXPAND, P_EXPAND_AFTER, P_LEAF, P_MARGIN, P_PRIOR_WEIGHT, P_ROOT_HALVING, P_SAFE, P_SELECTION, P_WIDEN,
-    SCRATCH_CANDIDATES, SCRATCH_CHILD_MASK, SCRATCH_COUNTS, SCRATCH_LEGAL, SCRATCH_TILES, SELECT_UCB, Tree,
+    SCRATCH_CANDIDATES, SCRATCH_CHILD_MASK, SCRATCH_COUNTS, SCRATCH_LEGAL, SCRATCH_TILES, SELECT_UCB, VALUE_ROWS, Tree,
     Workspace,
 )
 from .value_kernels import evaluate_position
 
-ACTION, PARENT, FIRST_CHILD, NEXT_SIBLING, VISITS, AVAIL = range(6)
+ACTION, PARENT, FIRST_CHILD, NEXT_SIBLING, VISITS, AVAIL, VALUE_ROW = range(7)
 ROOT = 0
 NO_NODE = -1
 MARGIN_SCALE = 100.0  # minutes; the margin term is margin * tanh(lead / MARGIN_SCALE)
@@ -96,6 +97,7 @@ def reset_tree(nodes, values, meta):
     """Make the tree a lone root (the root order and prior are left as they are)."""
     _init_node(nodes, values, ROOT, -1, NO_NODE, NO_NODE)
     meta[COUNT] = 1
+    meta[VALUE_ROWS] = 0
 
 
 @kernel
@@ -113,6 +115,7 @@ def _init_node(nodes, values, n, action, parent, next_sibling):
     nodes[n, NEXT_SIBLING] = next_sibling
     nodes[n, VISITS] = 0
     nodes[n, AVAIL] = 1
+    nodes[n, VALUE_ROW] = -1
     for s in range(4):
         values[n, s] = 0.0
 
@@ -124,14 +127,23 @@ def _init_node(nodes, values, n, action, parent, next_sibling):
 # per simulation is a measurable share of a short perfect-information simulation (pimc,
 # cheat), worth a few more seconds of compile time (benchmarks/RESULTS.md).
 @kernel
-def _pick_untried(grid, info, child_mask, num_legal, greedy, rng):
-    """A legal action of this world that has no child yet: with `greedy`, the one the
-    greedy rollout policy prefers (the most minutes now, then a safe one, see
-    `policy_kernels.safe_values`; ties uniformly at random), else a uniformly random one."""
+def _pick_untried(tree, node, work, child_mask, num_legal, expand, margin, rng):
+    """A legal action of the world `work.grid/info` at `node` that has no child yet, by
+    `expand`: EXPAND_GREEDY the one the greedy rollout policy prefers (the most minutes
+    now, then a safe one, see `policy_kernels.safe_values`), EXPAND_EVALUATOR the one whose
+    afterstate the workspace's evaluator values most for the mover (`_move_value`),
+    EXPAND_RANDOM any; ties uniformly at random."""
     if num_legal == 0:
         return rng, _PASS
-    hand = access.hand_values(info, access.current_seat(info))
-    best = -1
+    grid, info = work.grid, work.info
+    seat = access.current_seat(info)
+    hand = access.hand_values(info, seat)
+    greedy = expand == EXPAND_GREEDY
+    by_value = expand == EXPAND_EVALUATOR
+    row = -1
+    if by_value:
+        row = _value_row(tree, node, work.move_values)
+    best = -np.inf
     best_a = -1
     ties = 0
     cells = open_cells(info)
@@ -153,17 +165,55 @@ def _pick_untried(grid, info, child_mask, num_legal, greedy, rng):
             fits = without_lowest_bit(fits)
             a = base + v
             if (child_mask[a >> 6] >> (a & 63)) & 1 == 0:
-                pts = 2 * placement_points(grid, p, v, r0, r1, r2, r3, run_set) + ((safe >> v) & 1) if greedy else 0
-                if pts > best:
-                    best = pts
+                score = 0.0
+                if greedy:
+                    score = float(2 * placement_points(grid, p, v, r0, r1, r2, r3, run_set) + ((safe >> v) & 1))
+                elif by_value:
+                    score = _move_value(work, row, a, seat, margin)
+                if score > best:
+                    best = score
                     best_a = a
                     ties = 1
-                elif pts == best:
+                elif score == best:
                     ties += 1
                     rng, r = rng_below(rng, ties)
                     if r == 0:
                         best_a = a
     return rng, best_a
+
+
+@njit(inline="always", cache=True)
+def _value_row(tree, node, move_values):
+    """The node's row of `move_values` (a fresh one, all NaN, the first time), or -1 when
+    the table is full (its moves are then scored afresh at every expansion)."""
+    row = tree.nodes[node, VALUE_ROW]
+    if row < 0 and tree.meta[VALUE_ROWS] < move_values.shape[0]:
+        row = tree.meta[VALUE_ROWS]
+        tree.meta[VALUE_ROWS] = row + 1
+        tree.nodes[node, VALUE_ROW] = row
+        move_values[row, :] = np.nan
+    return row
+
+
+@njit(inline="always", cache=True)
+def _move_value(work, row, action, seat, margin):
+    """`seat`'s value of the world `work.grid/info` after `action`: the workspace's
+    evaluator on the position (played on its second world), or the result with `margin`
+    where the game ends. Kept in the node's `row` of `work.move_values` and read from it
+    later: a node's move is scored in the first world that offers it, which spares the
+    search most evaluations (the scores of one move differ little between worlds)."""
+    if row >= 0 and not np.isnan(work.move_values[row, action]):
+        return work.move_values[row, action]
+    copy_state(work.grid, work.info, work.after_grid, work.after_info)
+    apply_action(work.after_grid, work.after_info, action)
+    if access.is_over(work.after_info):
+        simulation_rewards(work.after_info, work.reward, margin)
+    else:
+        evaluate_position(work.after_grid, work.after_info, work.net, work.features, work.hidden, work.best,
+                          work.reward)
+    if row >= 0:
+        work.move_values[row, action] = work.reward[seat]
+    return work.reward[seat]
 
 
 @njit(inline="always", cache=True)
@@ -253,8 +303,10 @@ def _ucb_step(tree, work, params, node, rng):
         if node == ROOT and meta[ORDER_LEN] > 0:
             a = _first_untried(tree.order, meta[ORDER_LEN], child_mask)
         else:
-            rng, a = _pick_untried(grid, info, child_mask, np.int64(num_legal), params[P_EXPAND] == EXPAND_GREEDY,
-                                   rng)
+            expand = np.int64(params[P_EXPAND])
+            if expand == EXPAND_EVALUATOR and work.net.shape[0] == 0:
+                expand = EXPAND_GREEDY  # no evaluator to score the afterstates
+            rng, a = _pick_untried(tree, node, work, child_mask, np.int64(num_legal), expand, params[P_MARGIN], rng)
         return rng, _add_child(tree, node, a), True
     return rng, best, False
 
@@ -460,7 +512,8 @@ def descend_batch(root_grid, root_info, active, observer, params, rng, trees, wo
             continue
         tree = Tree(trees.nodes[b], trees.values[b], trees.meta[b], trees.order[b], trees.priors[b])
         work = Workspace(works.grid[b], works.info[b], works.scratch[b], works.reward[b], works.logs, works.net,
-                         works.features, works.hidden, works.best)
+                         works.features, works.hidden, works.best, works.after_grid, works.after_info,
+                         works.move_values)
         if observer[b] >= 0:
             tiles = work.scratch[SCRATCH_TILES:SCRATCH_TILES + rules.NUM_TILES]
             n = unseen_tiles(root_grid[b], root_info[b], observer[b],

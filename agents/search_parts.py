@@ -21,8 +21,10 @@ P_EPSILON      the rollout policy's random-move probability, out of 2**32
 P_SAFE         1: greedy rollouts prefer safe moves among non-scoring ones
 P_MARGIN       weight of tanh(score lead / 100) added to a result's rewards
 P_EXPAND       order of new children below the root: EXPAND_GREEDY (the rollout
-               policy's preference) or EXPAND_RANDOM; the root's order is the tree's
-               ``root order`` when one is set (the greedy ranking or a network's policy)
+               policy's preference), EXPAND_RANDOM, or EXPAND_EVALUATOR (the mover's
+               best afterstate by the workspace's ``evaluator`` in the simulated world;
+               greedy without one); the root's order is the tree's ``root order`` when
+               one is set (the greedy ranking or a network's policy)
 P_EXPAND_AFTER a node grows children once visited this often (the root always)
 P_WIDEN        progressive widening (UCB): at most 1 + widen * sqrt(visits) children
 P_PRIOR_WEIGHT UCB only: weight of the root prior as a progressive bias
@@ -53,7 +55,7 @@ SELECT_UCB, SELECT_PUCT = 0, 1
 SELECTIONS = {"ucb": SELECT_UCB, "puct": SELECT_PUCT}
 LEAF_ROLLOUT, LEAF_HEURISTIC, LEAF_EVALUATOR, LEAF_VALUE = 0, 1, 2, 3
 LEAVES = {"rollout": LEAF_ROLLOUT, "heuristic": LEAF_HEURISTIC, "evaluator": LEAF_EVALUATOR, "value": LEAF_VALUE}
-EXPAND_RANDOM, EXPAND_GREEDY = 0, 1
+EXPAND_RANDOM, EXPAND_GREEDY, EXPAND_EVALUATOR = 0, 1, 2
 
 (P_C, P_SELECTION, P_LEAF, P_DEPTH, P_EPSILON, P_SAFE, P_MARGIN, P_EXPAND, P_EXPAND_AFTER, P_WIDEN,
  P_PRIOR_WEIGHT, P_ROOT_HALVING) = range(12)
@@ -66,7 +68,9 @@ COUNT = 0  # nodes in use
 ORDER_LEN = 1  # length of the root's expansion order (0: none)
 LEAF = 2  # LEAF_VALUE: the node the last descent stopped at
 LEAF_IS_NEW = 3  # LEAF_VALUE: 1 if that node was created by the descent (its prior is unknown)
-META_LEN = 4
+VALUE_ROWS = 4  # EXPAND_EVALUATOR: rows of the workspace's ``move_values`` table in use
+META_LEN = 5
+MOVE_VALUE_ROWS = 1024  # EXPAND_EVALUATOR: nodes whose moves' afterstate values are kept
 
 # int64 workspace scratch: unseen counts and tiles, the child bitmask, a legal-action list
 SCRATCH_COUNTS = 0
@@ -76,7 +80,7 @@ SCRATCH_CANDIDATES = 72  # 8 words: bit a = action a is a candidate of sequentia
 SCRATCH_LEGAL = 80
 SCRATCH_LEN = SCRATCH_LEGAL + rules.NUM_PLACEMENT_ACTIONS
 
-NODE_FIELDS = 6
+NODE_FIELDS = 7
 
 
 def parameters(c: float, selection: int = SELECT_UCB, leaf: int = LEAF_HEURISTIC, depth: int = 4,
@@ -87,8 +91,8 @@ def parameters(c: float, selection: int = SELECT_UCB, leaf: int = LEAF_HEURISTIC
         raise ValueError(f"selection must be one of {sorted(SELECTIONS.values())}, got {selection!r}")
     if leaf not in LEAVES.values():
         raise ValueError(f"leaf must be one of {sorted(LEAVES.values())}, got {leaf!r}")
-    if expand not in (EXPAND_RANDOM, EXPAND_GREEDY):
-        raise ValueError(f"expand must be EXPAND_RANDOM or EXPAND_GREEDY, got {expand!r}")
+    if expand not in (EXPAND_RANDOM, EXPAND_GREEDY, EXPAND_EVALUATOR):
+        raise ValueError(f"expand must be EXPAND_RANDOM, EXPAND_GREEDY or EXPAND_EVALUATOR, got {expand!r}")
     values = (c, selection, leaf, depth, epsilon, float(bool(safe)), margin, expand, expand_after, widen,
               prior_weight, 0)  # P_ROOT_HALVING: set per phase by the caller
     record = np.array(values, dtype=np.float64)
@@ -101,9 +105,11 @@ def parameters(c: float, selection: int = SELECT_UCB, leaf: int = LEAF_HEURISTIC
 class Tree(NamedTuple):
     """A preallocated search tree (node 0 is the root; children form a linked list).
 
-    nodes  int64   (N, NODE_FIELDS)  ACTION, PARENT, FIRST_CHILD, NEXT_SIBLING, VISITS, AVAIL
+    nodes  int64   (N, NODE_FIELDS)  ACTION, PARENT, FIRST_CHILD, NEXT_SIBLING, VISITS, AVAIL,
+                                     VALUE_ROW (EXPAND_EVALUATOR: the node's row of the
+                                     workspace's move_values, -1 none)
     values float64 (N, 4)            the summed backed-up reward of every seat
-    meta   int64   (META_LEN,)       COUNT, ORDER_LEN, LEAF, LEAF_IS_NEW
+    meta   int64   (META_LEN,)       COUNT, ORDER_LEN, LEAF, LEAF_IS_NEW, VALUE_ROWS
     order  int64   (NUM_PLACEMENT_ACTIONS,) the root's expansion order (meta[ORDER_LEN] long)
     priors float64 (R, NUM_ACTIONS)  row 0: the root prior; rows 1..: the priors of
                                      evaluated nodes (R = N with LEAF_VALUE, else 1)
@@ -118,7 +124,10 @@ class Tree(NamedTuple):
 
 class Workspace(NamedTuple):
     """Scratch a search writes: the simulated world, int64 scratch, the leaf's rewards,
-    ln(n) table, and the learned evaluator (an empty `net` when there is none)."""
+    ln(n) table, the learned evaluator (an empty `net` when there is none) and its
+    scratch; for EXPAND_EVALUATOR a second world (``after``) where a move is played to score
+    it, and ``move_values``, the afterstate values of a node's moves (a row per node that
+    grows children, NaN = not scored yet; no rows without an evaluator)."""
 
     grid: np.ndarray
     info: np.ndarray
@@ -129,6 +138,9 @@ class Workspace(NamedTuple):
     features: np.ndarray
     hidden: np.ndarray
     best: np.ndarray
+    after_grid: np.ndarray
+    after_info: np.ndarray
+    move_values: np.ndarray
 
 
 def log_table(size: int = 1 << 16) -> np.ndarray:
@@ -182,4 +194,7 @@ def new_workspace(evaluator: np.ndarray | None = None, batch: int | None = None)
                      np.zeros(lead + (layout.INFO_LEN,), dtype=np.int64),
                      np.zeros(lead + (SCRATCH_LEN,), dtype=np.int64), np.zeros(lead + (4,), dtype=np.float64),
                      _LOGS, net, np.zeros(NUM_FEATURES, dtype=np.float64),
-                     np.zeros((3, width), dtype=np.float64), np.zeros(4, dtype=np.int64))
+                     np.zeros((3, width), dtype=np.float64), np.zeros(4, dtype=np.int64),
+                     np.zeros((layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16),
+                     np.zeros(layout.INFO_LEN, dtype=np.int64),
+                     np.zeros((MOVE_VALUE_ROWS if len(net) and batch is None else 0, rules.NUM_PLACEMENT_ACTIONS)))

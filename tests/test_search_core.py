@@ -96,8 +96,8 @@ def test_a_timed_value_search_warms_up_with_a_fixed_budget():
     assert agent.last_iterations == 2
 
 
-def middle_game_view():
-    """Seat to move after 16 greedy moves of a 2-player deal: a position with many moves."""
+def middle_game():
+    """The game after 16 greedy moves of a 2-player deal: a position with many moves."""
     from engine import GameState
     from engine.view import PlayerView
 
@@ -105,6 +105,14 @@ def middle_game_view():
     greedy = agents.make("greedy", seed=0)
     for _ in range(16):
         game.step(greedy.act(None, PlayerView(game, game.current_player)))
+    return game
+
+
+def middle_game_view():
+    """The seat to move's view of `middle_game`."""
+    from engine.view import PlayerView
+
+    game = middle_game()
     return PlayerView(game, game.current_player)
 
 
@@ -141,5 +149,94 @@ def test_sequential_halving_is_reproducible_and_finds_the_winning_move():
     ("ismcts:halving=4,expand=random", "expand=greedy"), ("pimc:halving=4", "not of pimc"),
     (f"ismcts:net={NET},leaf=value,halving=4", "leaf=rollout"), ("selfplay:halving=1", "at least 2")])
 def test_sequential_halving_refuses_what_it_cannot_do(spec, message):
+    with pytest.raises(ValueError, match=message):
+        agents.make(spec)
+
+
+def evaluator_workspace(rows=parts.MOVE_VALUE_ROWS):
+    """A search workspace holding the fixture network's fast evaluator (move_values with
+    `rows` rows), and that packed evaluator."""
+    from agents.nets import load_net
+
+    packed = load_net(NET, "cpu").evaluator.packed()
+    work = parts.new_workspace(packed)
+    if rows != parts.MOVE_VALUE_ROWS:
+        work = work._replace(move_values=np.zeros((rows, work.move_values.shape[1])))
+    return work, packed
+
+
+def afterstate_values_in_python(game, packed):
+    """{action: the mover's value of the position after it}, by `value_kernels.evaluate`."""
+    from agents import value_kernels as vk
+
+    seat, out = game.current_player, {}
+    for a in game.legal_actions():
+        after = game.clone()
+        after.step(a)
+        out[a] = vk.evaluate(*after.arrays, packed)[seat]
+    return out
+
+
+def test_evaluator_expansion_picks_the_best_afterstate_and_keeps_the_scores():
+    """EXPAND_EVALUATOR: a node's new child is its untried move with the best afterstate
+    value for the mover; the scores are kept in the node's row and reused."""
+    from engine import rules
+
+    game = middle_game()
+    work, packed = evaluator_workspace()
+    expected = afterstate_values_in_python(game, packed)
+    ranked = sorted(expected, key=expected.get, reverse=True)
+    tree = parts.new_tree(8)
+    sk.reset_tree(tree.nodes, tree.values, tree.meta)
+    grid, info = game.arrays
+    work.grid[:], work.info[:] = grid, info
+    mask = np.zeros(8, dtype=np.int64)
+    rng = np.uint64(1)
+    for k in range(3):  # the best, then the best of those left
+        rng, a = sk._pick_untried(tree, sk.ROOT, work, mask, np.int64(len(ranked)), np.int64(parts.EXPAND_EVALUATOR),
+                                  0.5, rng)
+        rng = np.uint64(rng)
+        assert a == ranked[k]
+        mask[a >> 6] |= np.int64(1) << (a & 63)
+    assert tree.meta[parts.VALUE_ROWS] == 1 and tree.nodes[sk.ROOT, sk.VALUE_ROW] == 0
+    row = work.move_values[0]
+    scored = np.flatnonzero(~np.isnan(row))
+    assert sorted(scored.tolist()) == sorted(expected) and len(expected) > 20
+    assert np.allclose(row[scored], [expected[a] for a in scored])
+    assert all(a < rules.NUM_PLACEMENT_ACTIONS for a in scored)
+
+
+def test_evaluator_expansion_without_a_free_row_scores_afresh():
+    game = middle_game()
+    work, packed = evaluator_workspace(rows=0)
+    expected = afterstate_values_in_python(game, packed)
+    tree = parts.new_tree(8)
+    sk.reset_tree(tree.nodes, tree.values, tree.meta)
+    work.grid[:], work.info[:] = game.arrays
+    _, a = sk._pick_untried(tree, sk.ROOT, work, np.zeros(8, dtype=np.int64), np.int64(len(expected)),
+                            np.int64(parts.EXPAND_EVALUATOR), 0.5, np.uint64(1))
+    assert a == max(expected, key=expected.get) and tree.nodes[sk.ROOT, sk.VALUE_ROW] == -1
+
+
+def test_evaluator_expansion_searches_reproducibly_and_finds_the_winning_move():
+    view = middle_game_view()
+    spec = f"ismcts:net={NET},iterations=2000,expand=evaluator"
+    first, again = agents.make(spec, seed=9), agents.make(spec, seed=9)
+    one, two = first.act_with_visits(view), again.act_with_visits(view)
+    assert one[0] == two[0] and np.array_equal(one[1], two[1])
+    assert first._tree.meta[parts.VALUE_ROWS] > 1  # nodes below the root grew scored children
+    win_view, winning = forced_win_view()
+    assert agents.make(f"ismcts:net={NET},iterations=200,expand=evaluator", seed=3).act(None, win_view) in winning
+    assert agents.make(f"ismcts:net={NET},iterations=300,expand=evaluator,halving=4", seed=3).act(
+        None, win_view) in winning
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("ismcts:expand=evaluator", "needs a network's fast evaluator"),
+    ("pimc:expand=evaluator", "needs a network's fast evaluator"),
+    ("cheat:expand=evaluator", "needs a network's fast evaluator"),
+    (f"ismcts:net={NET},evaluator=false,expand=evaluator", "evaluator=true"),
+    (f"ismcts:net={NET},leaf=value,expand=evaluator", "leaf=rollout")])
+def test_evaluator_expansion_refuses_a_search_without_an_evaluator(spec, message):
     with pytest.raises(ValueError, match=message):
         agents.make(spec)
