@@ -69,10 +69,10 @@ from env.observation import encode_into
 
 from .policy_kernels import rollout, safe_values
 from .search_parts import (
-    COUNT, EXPAND_EVALUATOR, EXPAND_GREEDY, LEAF, LEAF_EVALUATOR, LEAF_IS_NEW, LEAF_ROLLOUT, ORDER_LEN, P_C, P_DEPTH, P_EPSILON,
-    P_EXPAND, P_EXPAND_AFTER, P_LEAF, P_MARGIN, P_PRIOR_WEIGHT, P_ROOT_HALVING, P_SAFE, P_SELECTION, P_WIDEN,
-    SCRATCH_CANDIDATES, SCRATCH_CHILD_MASK, SCRATCH_COUNTS, SCRATCH_LEGAL, SCRATCH_TILES, SELECT_UCB, VALUE_ROWS, Tree,
-    Workspace,
+    COUNT, EXPAND_EVALUATOR, EXPAND_GREEDY, LEAF, LEAF_EVALUATOR, LEAF_IS_NEW, LEAF_ROLLOUT, ORDER_LEN, P_C,
+    P_DEPTH, P_EPSILON, P_EXPAND, P_EXPAND_AFTER, P_LEAF, P_MARGIN, P_PRIOR_WEIGHT, P_ROOT_HALVING, P_SAFE,
+    P_SELECTION, P_WIDEN, SCRATCH_CANDIDATES, SCRATCH_CHILD_MASK, SCRATCH_COUNTS, SCRATCH_LEGAL, SCRATCH_TILES,
+    SELECT_UCB, VALUE_ROWS, Tree, Workspace,
 )
 from .value_kernels import evaluate_position
 
@@ -197,23 +197,32 @@ def _value_row(tree, node, move_values):
 
 @njit(inline="always", cache=True)
 def _move_value(work, row, action, seat, margin):
-    """`seat`'s value of the world `work.grid/info` after `action`: the workspace's
-    evaluator on the position (played on its second world), or the result with `margin`
-    where the game ends. Kept in the node's `row` of `work.move_values` and read from it
-    later: a node's move is scored in the first world that offers it, which spares the
+    """`seat`'s `afterstate_value` of `action` in the world `work.grid/info`, played on the
+    workspace's second world. Kept in the node's `row` of `work.move_values` and read from
+    it later: a node's move is scored in the first world that offers it, which spares the
     search most evaluations (the scores of one move differ little between worlds)."""
     if row >= 0 and not np.isnan(work.move_values[row, action]):
         return work.move_values[row, action]
-    copy_state(work.grid, work.info, work.after_grid, work.after_info)
-    apply_action(work.after_grid, work.after_info, action)
-    if access.is_over(work.after_info):
-        simulation_rewards(work.after_info, work.reward, margin)
-    else:
-        evaluate_position(work.after_grid, work.after_info, work.net, work.features, work.hidden, work.best,
-                          work.reward)
+    value = afterstate_value(work.grid, work.info, action, seat, margin, work.net, work.after_grid, work.after_info,
+                             work.features, work.hidden, work.best, work.reward)
     if row >= 0:
-        work.move_values[row, action] = work.reward[seat]
-    return work.reward[seat]
+        work.move_values[row, action] = value
+    return value
+
+
+@njit(inline="always", cache=True)
+def afterstate_value(grid, info, action, seat, margin, net, after_grid, after_info, features, hidden, best, values):
+    """`seat`'s value of the state (grid, info) after `action`: the packed evaluator `net`
+    on the position reached (copied to after_grid/after_info), or the exact search reward
+    with `margin` where the move ends the game. Scratch: features, hidden, best as
+    `value_kernels.evaluate_position`; values float64 (4,)."""
+    copy_state(grid, info, after_grid, after_info)
+    apply_action(after_grid, after_info, action)
+    if access.is_over(after_info):
+        simulation_rewards(after_info, values, margin)
+    else:
+        evaluate_position(after_grid, after_info, net, features, hidden, best, values)
+    return values[seat]
 
 
 @njit(inline="always", cache=True)

@@ -9,7 +9,9 @@ default epsilon-greedy rollouts (an `ismcts` search from the opening, `--iterati
 per search, the best of `--repeats`), and the same for plain ISMCTS and the shipped
 2-player self-play network's search (`selfplay`: one network call, then cut rollouts
 scored by its fast evaluator) with and without the evaluator from a middle-game position
-(turn 20 of the same deal, greedy play): what the evaluator costs a simulation. At that
+(turn 20 of the same deal, greedy play): what the evaluator costs a simulation, and what
+growing the tree's deeper nodes by the evaluator one move ahead costs (``expand=evaluator``,
+with ``expand_after=20``). At that
 position also the network's root ordering (the one network call of a `selfplay` move,
 timed right after a search as in play), by the numba kernel the search uses and by the
 torch network for comparison; and the best response (`br`) against the numba-side
@@ -151,6 +153,8 @@ def main(argv=None) -> dict:
             middle, selfplay_search, args.iterations, args.repeats),
         "middle_game_selfplay_search_without_evaluator_iterations_per_s": mcts_iterations_per_s(
             middle, f"{selfplay_search},evaluator=false,depth=1", args.iterations, args.repeats),
+        "middle_game_selfplay_search_expand_evaluator_iterations_per_s": mcts_iterations_per_s(
+            middle, f"{selfplay_search},expand=evaluator,expand_after=20", args.iterations, args.repeats),
         "middle_game_root_orderings_per_s": root_orderings_per_s(
             middle, selfplay_search, lambda v: guide.root_order(v, with_prior=True), 10 * args.repeats),
         "middle_game_torch_root_orderings_per_s": root_orderings_per_s(
