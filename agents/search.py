@@ -262,7 +262,8 @@ class MCTSAgent(Agent):
     def use_evaluator(self, packed: np.ndarray) -> None:
         """Score rollouts cut before the game's end with a packed `agents.value_kernels`
         MLP instead of as if the game had ended there."""
-        self._work = parts.new_workspace(packed)
+        rows = parts.MOVE_VALUE_ROWS if self.expand == "evaluator" else 0  # the table only where it is read
+        self._work = parts.new_workspace(packed, move_value_rows=rows)
         if self.depth > 0:
             self._params[parts.P_LEAF] = parts.LEAF_EVALUATOR
 

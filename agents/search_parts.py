@@ -127,7 +127,7 @@ class Workspace(NamedTuple):
     ln(n) table, the learned evaluator (an empty `net` when there is none) and its
     scratch; for EXPAND_EVALUATOR a second world (``after``) where a move is played to score
     it, and ``move_values``, the afterstate values of a node's moves (a row per node that
-    grows children, NaN = not scored yet; no rows without an evaluator)."""
+    grows children, NaN = not scored yet; no rows unless the search orders by the evaluator)."""
 
     grid: np.ndarray
     info: np.ndarray
@@ -183,10 +183,12 @@ def new_trees(batch: int, capacity: int) -> Tree:
                 np.zeros((batch, capacity, rules.NUM_ACTIONS), dtype=np.float64))
 
 
-def new_workspace(evaluator: np.ndarray | None = None, batch: int | None = None) -> Workspace:
+def new_workspace(evaluator: np.ndarray | None = None, batch: int | None = None,
+                  move_value_rows: int = 0) -> Workspace:
     """Scratch for one search (or, with `batch`, the world, scratch and reward of B
     lockstep searches stacked on a leading axis); `evaluator`: a packed
-    `agents.value_kernels` MLP."""
+    `agents.value_kernels` MLP; `move_value_rows`: rows of the ``move_values`` table
+    (EXPAND_EVALUATOR; `MOVE_VALUE_ROWS` for a search that orders by the evaluator)."""
     net = NO_EVALUATOR if evaluator is None else np.ascontiguousarray(evaluator, dtype=np.float64)
     width = int(max(net[1], net[2], net[3])) if len(net) else 1
     lead = () if batch is None else (batch,)
@@ -197,4 +199,4 @@ def new_workspace(evaluator: np.ndarray | None = None, batch: int | None = None)
                      np.zeros((3, width), dtype=np.float64), np.zeros(4, dtype=np.int64),
                      np.zeros((layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16),
                      np.zeros(layout.INFO_LEN, dtype=np.int64),
-                     np.zeros((MOVE_VALUE_ROWS if len(net) and batch is None else 0, rules.NUM_PLACEMENT_ACTIONS)))
+                     np.zeros((move_value_rows, rules.NUM_PLACEMENT_ACTIONS)))

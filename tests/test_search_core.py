@@ -159,10 +159,7 @@ def evaluator_workspace(rows=parts.MOVE_VALUE_ROWS):
     from agents.nets import load_net
 
     packed = load_net(NET, "cpu").evaluator.packed()
-    work = parts.new_workspace(packed)
-    if rows != parts.MOVE_VALUE_ROWS:
-        work = work._replace(move_values=np.zeros((rows, work.move_values.shape[1])))
-    return work, packed
+    return parts.new_workspace(packed, move_value_rows=rows), packed
 
 
 def afterstate_values_in_python(game, packed):
