@@ -48,6 +48,10 @@ statistics:
   --prior-draws virtual draws per pair. 3-4 players also get openskill Plackett-Luce, and
   per-table scores: each agent's mean pairwise score at one mix of seats (e.g. "1x A + 3x B":
   A alone against three B seats), which the pairs' figure averages over all the mixes.
+  Paired by deal (3+ agents): two agents' scores against a common opponent on the same
+  deals, their difference and its deal-bootstrap interval (both scores share each
+  resample, so the luck of the deals cancels): the test for an A/B change is
+  --agents A B OPPONENT.
   --sprt elo0,elo1 (2 agents): GSPRT on per-deal scores (alpha = beta = 0.05 by default),
   stops once elo(first - second) <= elo0 or >= elo1 is accepted; the LLR is reported.
 
@@ -66,6 +70,7 @@ forfeits and time limits:
 outputs (in --out):
   results.json  agents, games, ratings {agent: {value, ci95, ...}}, pairs {"A vs B": ...},
                 tables (3-4 players) [{seats, games, agents {A: {score, score_ci95, ...}}}]
+                paired [{agents [A, B], opponent, scores, difference, difference_ci95}]
   games.csv     one row per game: ids, deal seed, seats, scores, ranks, winner, forfeit,
                 forfeit_reason (error, illegal, move_time_limit, game_time_limit, crash)
   games.jsonl   the journal (with deals and moves under --save-games)

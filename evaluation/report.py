@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 from pathlib import Path
 from typing import Sequence
@@ -117,6 +118,7 @@ def analyze(records: Sequence[dict], schedule: Schedule, labels: list[str], *, b
             }
 
     tables = osk = None
+    paired = paired_differences(tot, boot, labels)
     if schedule.players > 2 and not schedule.team:
         tables = table_scores(valid, schedule.tables, labels, per_deal_of, weights)
         fit = openskill_ratings(((seatings[r["game"]], places[r["game"]]) for r in valid), k)
@@ -144,9 +146,36 @@ def analyze(records: Sequence[dict], schedule: Schedule, labels: list[str], *, b
         },
         "ratings": ratings,
         "pairs": pairs,
+        "paired": paired,
         "tables": tables,
         "openskill": osk,
     }
+
+
+def paired_differences(tot, boot, labels: list[str]) -> list[dict]:
+    """Two agents compared through a common opponent, deal by deal: for each opponent o
+    and each two other agents x, y that played it, x's score against o minus y's, with a
+    95% interval from the deal bootstrap. Both scores are taken on the same resampled
+    deals, so what the deals share (the tiles, who starts) cancels: the interval is the
+    paired one, much narrower than two separate intervals when the agents are alike.
+    `tot` and `boot` are `analyze`'s totals (K, K) and bootstrap totals (B, K, K)."""
+    k = len(labels)
+    rate = safe_ratio(tot.points, tot.games)
+    rates = safe_ratio(boot.points, boot.games) if boot is not None else None
+    out = []
+    for o in range(k):
+        played = [a for a in range(k) if a != o and tot.games[a, o] > 0]
+        for x, y in itertools.combinations(played, 2):
+            difference = rate[x, o] - rate[y, o]
+            lo, hi = (percentile_interval(rates[:, x, o] - rates[:, y, o]) if rates is not None
+                      else (difference, difference))
+            out.append({"agents": [labels[x], labels[y]], "opponent": labels[o],
+                        "scores": [_r(rate[x, o]), _r(rate[y, o])], "difference": _r(difference),
+                        "difference_ci95": [_r(lo), _r(hi)]})
+    return out
+
+
+PAIRED_ROWS_SHOWN = 12  # more (5 agents and up) are in results.json only
 
 
 def table_scores(valid: Sequence[dict], tables: Sequence[tuple[int, ...]], labels: list[str], per_deal_of,
@@ -292,6 +321,18 @@ def format_results(res: dict, sprt: dict | None = None) -> str:
         out.append("  sweeps (one side won every game; win-rate CI: Wilson; rating gaps: upper end set by the"
                    " prior draws):\n" + "\n".join(f"    {p['agent']} - {p['opponent']} >= {p['elo_gap_min']:+.0f} Elo"
                                                    for p in sep))
+    paired = res.get("paired") or []
+    if 0 < len(paired) <= PAIRED_ROWS_SHOWN:
+        out.append("\nPaired by deal (first agent's score against the opponent minus the second's, on the same"
+                   " deals; CI: bootstrap over deals)")
+        rows = [["first", "second", "opponent", "scores", "difference", "95% CI"]]
+        for p in paired:
+            lo, hi = p["difference_ci95"]
+            rows.append([*p["agents"], p["opponent"], f"{_f(p['scores'][0], '.3f')}-{_f(p['scores'][1], '.3f')}",
+                         _f(p["difference"], "+.3f"), f"[{_f(lo, '+.3f')}, {_f(hi, '+.3f')}]"])
+        out.append(_table(rows, right={4}))
+    elif paired:
+        out.append(f"\nPaired by deal: {len(paired)} comparisons, in results.json (\"paired\")")
     if res.get("tables") and len(res["tables"]) > 1:
         out.append("\nTables (each agent's mean pairwise score against the other agents' seats at that table;"
                    " CI: bootstrap over deals)")

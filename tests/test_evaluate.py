@@ -127,6 +127,10 @@ def test_results_schema_and_files(tmp_path):
     assert pair["games"] == 6 and pair["wins"] + pair["draws"] + pair["losses"] == 6
     mirror = saved["pairs"]["random vs first"]
     assert mirror["wins"] == pair["losses"] and mirror["win_rate"] == pytest.approx(1 - pair["win_rate"])
+    assert len(saved["paired"]) == 3  # each agent as the common opponent of the other two
+    for p in saved["paired"]:
+        assert p["difference"] == pytest.approx(p["scores"][0] - p["scores"][1], abs=2e-4)
+        assert p["difference_ci95"][0] <= p["difference"] <= p["difference_ci95"][1]
     rows = list(csv.DictReader(open(out / "games.csv")))
     assert [int(r["game"]) for r in rows] == list(range(18))
     assert rows[0]["seat0"] == "random" and rows[0]["winner"] in ("random", "first", "draw")

@@ -157,6 +157,37 @@ def test_per_deal_sums_and_bootstrap():
     assert ci.shape == (1, 2) and ci[0, 0] == pytest.approx(1.05) and ci[0, 1] == pytest.approx(2.95)
 
 
+def test_paired_differences_cancel_what_the_deals_share():
+    from evaluation.report import format_results, paired_differences
+
+    # agents 0 and 1 each play the opponent 2 once per deal. Half the deals the opponent
+    # wins both games (the deal favours it), half it loses both; agent 0 also wins one
+    # hard deal in ten that agent 1 loses. Paired, the only difference left is that one.
+    games = []
+    for d in range(400):
+        easy = d % 2 == 0
+        for a in (0, 1):
+            win = easy or (a == 0 and d % 20 == 1)
+            games.append((d, (a, 2), [10, 0] if win else [0, 10], [0, 1] if win else [1, 0], False))
+    pd = per_deal(pairwise(games), 3, 400)
+    tot, boot = pd.total(), pd.total(deal_bootstrap_weights(400, 2000, seed=1))
+    labels = ["x", "y", "o"]
+    [versus_o] = [p for p in paired_differences(tot, boot, labels) if p["opponent"] == "o"]
+    assert versus_o["agents"] == ["x", "y"] and versus_o["scores"] == [0.55, 0.5]
+    assert versus_o["difference"] == pytest.approx(0.05)
+    lo, hi = versus_o["difference_ci95"]
+    assert 0.0 < lo < 0.05 < hi < 0.08  # the difference's own spread: 20 deals of 400
+    own = percentile_interval(boot.points[:, 0, 2] / boot.games[:, 0, 2])
+    assert hi - lo < (own[1] - own[0]) / 2  # far narrower than agent x's own interval
+    # x and y never met, so nothing is compared through either of them: o is the only opponent
+    assert len(paired_differences(tot, boot, labels)) == 1
+    res = {"agents": labels, "players": 2, "team": False, "games": 800, "void_games": 0, "deals": 400,
+           "schedule": {"tables": [["x", "o"], ["y", "o"]], "seatings_per_table": 1},
+           "rating_method": {"anchor": "x = 0", "ci95": "none"}, "ratings": {}, "pairs": {},
+           "paired": [versus_o]}
+    assert "x      y       o         0.550-0.500      +0.050" in format_results(res)
+
+
 def test_openskill_orders_a_consistent_winner():
     # agent a always finishes in place a, whatever its seat
     games = [((0, 1, 2), (0, 1, 2)), ((1, 2, 0), (1, 2, 0)), ((2, 0, 1), (2, 0, 1))] * 10
