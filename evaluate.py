@@ -33,6 +33,7 @@ schedule:
   2 players: every pair of agents is a table. 3-4 players: every combination of distinct
   agents (K >= seats), or every multiset with at least two different agents (K < seats,
   e.g. 2 agents at 3 seats: A A B and A B B). --team: every pair, one agent per team.
+  --one-vs-rest (2 agents): only the table of the first agent alone against the second.
   Duplicate deals: each deal is played at every table in every seating (cyclic rotations,
   so each agent gets each hand and seat; or --seating permutations), so --games is
   rounded up to whole duplicate sets. Game ids are deal-major and every agent is seeded
@@ -90,6 +91,9 @@ def run_parser() -> argparse.ArgumentParser:
     p.add_argument("--games", type=int, metavar="N",
                    help="games per table (per pair with 2 players), rounded up to whole duplicate sets "
                         "(default 100)")
+    p.add_argument("--one-vs-rest", action=argparse.BooleanOptionalAction, default=None,
+                   help="2 agents: only the table where the first holds one seat (its team in the team "
+                        "variant) and the second every other seat, e.g. A alone against three B")
     p.add_argument("--seed", type=int, metavar="S", help="master seed for deals and agents (default 0)")
     p.add_argument("--workers", type=int, metavar="W", help="worker processes; 0 = all cores (default), 1 = serial")
     p.add_argument("--executor", choices=("process", "ray"),

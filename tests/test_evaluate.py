@@ -318,6 +318,20 @@ def test_cli_run_and_replay(tmp_path):
     assert cli("replay", str(out), "--game", "99").returncode == 2
 
 
+def test_cli_one_vs_rest_plays_only_the_table_of_the_first_agent_alone(tmp_path):
+    out = tmp_path / "alone"
+    p = cli("--agents", "first", "random", "--players", "4", "--one-vs-rest", "--games", "4", "--workers", "1",
+            "--out", str(out), "--bootstrap", "20", "--no-plots", "--no-progress", "--import", HELPERS)
+    assert p.returncode == 0, p.stderr
+    saved = json.loads(read(out / "results.json"))
+    assert saved["schedule"]["tables"] == [["first", "random", "random", "random"]] and saved["games"] == 4
+    assert [sorted(r[f"seat{s}"] for s in range(4)) for r in csv.DictReader(open(out / "games.csv"))] == [
+        ["first", "random", "random", "random"]] * 4
+    p = cli("--agents", "first", "random", "greedy", "--one-vs-rest", "--out", str(tmp_path / "three"),
+            "--import", HELPERS)
+    assert p.returncode == 2 and "one_vs_rest needs exactly 2 agents" in p.stderr
+
+
 def test_cli_clear_errors(tmp_path):
     p = cli("--agents", "random", "nosuch", "--out", str(tmp_path / "x"), "--no-progress")
     assert p.returncode == 2 and "unknown agent 'nosuch'" in p.stderr and "Traceback" not in p.stderr
