@@ -1,6 +1,6 @@
 """What limits the fast evaluator: its data, its width, or its targets?
 
-    python benchmarks/evaluator_data.py runs/selfplay_2p                 # about 8 minutes on 2 cores
+    python benchmarks/evaluator_data.py runs/selfplay_2p                 # about 7 minutes on 2 cores
     python benchmarks/evaluator_data.py runs/NAME --shares 0.25,1 --widths 32 --lambdas 0.7 --out DIR
 
 The evaluator (`agents.nets.Evaluator`) is where a network-guided search gets its strength
@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
           f"{a.steps} steps a fit", flush=True)
 
     def train_rows(share: float) -> np.ndarray:
-        return np.flatnonzero(np.isin(data.game, order[a.held:a.held + round(share * (num_games - a.held))]))
+        return np.flatnonzero(np.isin(data.game, order[a.held:a.held + max(1, round(share * (num_games - a.held)))]))
 
     results = []
 
