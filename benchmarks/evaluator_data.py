@@ -42,6 +42,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from agents.nets import Evaluator, load_net, save_checkpoint  # noqa: E402
 from agents.search_kernels import MARGIN, simulation_rewards  # noqa: E402
 from benchmarks.machine import describe  # noqa: E402
+from training.learner import rotated_to_movers, slot_seats  # noqa: E402
 from training.teacher import TeacherGames  # noqa: E402
 
 BATCH = 512
@@ -60,11 +61,6 @@ class Positions:
     team: bool
 
 
-def seats_of(mover: np.ndarray, num_players: int) -> np.ndarray:
-    """(N, n): the seat in each slot of each row (slot k is the seat k places after the mover)."""
-    return (mover[:, None] + np.arange(num_players)[None, :]) % num_players
-
-
 def load_positions(run: Path) -> Positions:
     """Every generation's stored games of `run` (its config.yaml gives the player count)."""
     config = yaml.safe_load((run / "config.yaml").read_text())
@@ -79,12 +75,10 @@ def load_positions(run: Path) -> Positions:
         rewards = np.zeros((len(part.final_info), 4))
         for g, info in enumerate(part.final_info):
             simulation_rewards(info, rewards[g], MARGIN)
-        rows = np.zeros((len(part.game), 4), dtype=np.float32)
-        rows[:, :n] = rewards[part.game[:, None], seats_of(part.mover, n)]
         features.append(part.state_features.astype(np.float32))
         game.append(part.game + games_so_far)
         mover.append(part.mover)
-        final.append(rows)
+        final.append(rotated_to_movers(rewards, part.game, part.mover, n))  # the loop's evaluator targets
         games_so_far += len(part.final_info)
     return Positions(np.concatenate(features), np.concatenate(game), np.concatenate(mover),
                      np.concatenate(final), n, team)
@@ -96,7 +90,7 @@ def lambda_returns(values: np.ndarray, final: np.ndarray, game: np.ndarray, move
     within a game, G = the final reward at its last position. `values` and `final` are
     per slot from each row's mover, rows in game order."""
     n = num_players
-    seats = seats_of(mover, n)
+    seats = slot_seats(mover, n)
     rows = np.arange(len(game))[:, None]
     v_abs, f_abs = np.zeros((len(game), n)), np.zeros((len(game), n))  # per seat
     v_abs[rows, seats], f_abs[rows, seats] = values[:, :n], final[:, :n]

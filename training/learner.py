@@ -38,6 +38,20 @@ from env.observation import OBS_SIZE, turn_observations
 from .config import TrainConfig
 
 
+def slot_seats(mover: np.ndarray, num_players: int) -> np.ndarray:
+    """(N, n): the seat in each value slot of each position (slot k is the seat k places
+    after the mover): the rotation of every value target and of the fast evaluator's output."""
+    return (mover[:, None] + np.arange(num_players)[None, :]) % num_players
+
+
+def rotated_to_movers(per_seat: np.ndarray, game: np.ndarray, mover: np.ndarray, num_players: int) -> np.ndarray:
+    """Rows per_seat[game[i]] (absolute seats) rotated so slot 0 is mover[i]; float32 (N, 4)."""
+    n = num_players
+    values = np.zeros((len(game), 4), dtype=np.float32)
+    values[:, :n] = per_seat[game[:, None], slot_seats(mover, n)]
+    return values
+
+
 class ReplayBuffer:
     """Training examples (observations and policy targets stored as float16).
 
@@ -142,7 +156,7 @@ class Learner:
         margins = np.zeros((len(final_info), 4))
         margins[:, :n] = np.tanh((scores - scores.mean(axis=1, keepdims=True)) / 100.0)
         w = self.settings.margin_weight
-        return self._rotated_to_movers((1 - w) * rewards + w * margins, game, mover)
+        return rotated_to_movers((1 - w) * rewards + w * margins, game, mover, n)
 
     def search_value_targets(self, final_info: np.ndarray, game: np.ndarray, mover: np.ndarray) -> np.ndarray:
         """The fast evaluator's targets: every seat's search reward of the final position
@@ -151,15 +165,8 @@ class Learner:
         finals = np.zeros((len(final_info), 4))
         for g in range(len(final_info)):
             simulation_rewards(final_info[g], finals[g], MARGIN)
-        return self._rotated_to_movers(finals, game, mover)
+        return rotated_to_movers(finals, game, mover, self.num_players)
 
-    def _rotated_to_movers(self, per_seat: np.ndarray, game: np.ndarray, mover: np.ndarray) -> np.ndarray:
-        """Rows per_seat[game[i]] (absolute seats) rotated so slot 0 is mover[i]; float32 (N, 4)."""
-        n = self.num_players
-        seats = (mover[:, None] + np.arange(n)[None, :]) % n
-        values = np.zeros((len(game), 4), dtype=np.float32)
-        values[:, :n] = per_seat[game[:, None], seats]
-        return values
 
     # --- learning ------------------------------------------------------------------------
     def fit_policy_value(self, steps: int, peak_lr: float, progress: str | None = None) -> dict:
