@@ -118,9 +118,45 @@ BUILTIN_MODULES = {
 
 # Names that no longer build an agent, and the spec that plays what they did.
 RETIRED = {
-    "alphazero": "ismcts:net=PATH (alphazero:PATH,leaf=rollout,... is ismcts:net=PATH,...; the PUCT search "
-                 "with the network's values at the leaves is ismcts:net=PATH,leaf=value)",
+    "alphazero": "ismcts:net=PATH (alphazero:PATH,leaf=rollout,... is ismcts:net=PATH,...; its PUCT search with "
+                 "the network's values at the leaves, leaf=value, was retired too: it lost at equal time)",
 }
+
+# Agent parameters the measurements rejected (``name``) or values of them (``name=value``),
+# and why, in a few words (evidence: docs/status.md). A spec that gives one is a one-line
+# error; a parameter an agent still takes under that name (device, safe of `policy`) is
+# only refused where the agent no longer takes it.
+RETIRED_PARAMETERS = {
+    "gumbel": "the Gumbel root lost: no better than UCB at the root and a flat ladder (docs/status.md); drop it",
+    "c_visit": "a parameter of the retired Gumbel root and completed-Q targets; drop it",
+    "c_scale": "a parameter of the retired Gumbel root and completed-Q targets; drop it",
+    "halving": "sequential halving at the root scored no better than UCB (0.612-0.637 against 0.627-0.636); drop it",
+    "leaf": "leaf=value (PUCT with the network's value at every leaf) lost badly at equal time (0.23-0.29); cut "
+            "rollouts scored by the fast evaluator are the only leaf: drop leaf=",
+    "selection": "selection=puct went with leaf=value (it lost at equal time); UCB is the only selection: drop "
+                 "selection=",
+    "device": "it placed the network of the retired leaf=value; a search's network runs in numba on the CPU: drop "
+              "device=",
+    "rollout": "use epsilon=0 for greedy rollouts, epsilon=1 for random ones (rollout=epsilon is the default)",
+    "safe": "greedy rollouts always break ties toward safe moves (safe=false was never better): drop safe=",
+    "symmetries": "averaging the raw policy over the board's quarter turns at play time added +0.006-0.009, inside "
+                  "the noise, at four times the cost: drop symmetries=",
+    "expand=evaluator": "growing deeper nodes by the evaluator one move ahead gained +0.01 at equal time (noise) "
+                        "and no stronger self-play loop: use expand=greedy (the default)",
+    "expand=policy": "it was expand=greedy under another name: use expand=greedy (the default)",
+}
+
+
+def refuse_retired_parameters(kwargs: dict[str, Any], accepted, where: str) -> None:
+    """A one-line ValueError for the first retired parameter (or value) of `kwargs` that the
+    agent does not take (`accepted`: the names it does)."""
+    for key, value in kwargs.items():
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        reason = RETIRED_PARAMETERS.get(f"{key}={text}")
+        if reason is None and key not in accepted:
+            reason = RETIRED_PARAMETERS.get(key)
+        if reason is not None:
+            raise ValueError(f"{where}: {key}={text} was retired: {reason}")
 
 
 def registered() -> list[str]:
@@ -226,6 +262,7 @@ def _resolve(spec: str) -> tuple[type, inspect.BoundArguments]:
         raise ValueError(f"unknown agent {name!r} in spec {spec!r}; known agents: {', '.join(registered())}")
     cls = _REGISTRY[name]
     signature = inspect.signature(cls)
+    refuse_retired_parameters(kwargs, signature.parameters, f"bad agent spec {spec!r}")
     try:
         bound = signature.bind(*positional, **kwargs)
     except TypeError as exc:

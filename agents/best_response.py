@@ -45,7 +45,8 @@ from engine import rules
 
 from . import br_kernels as bk
 from .base import Agent, check_spec, choice, make, non_negative_int, register
-from .search import MCTSAgent, _show_search_parameters
+from .search import MCTSAgent, show_search_parameters
+from .settings import SearchSettings
 
 DEFAULT_PARTICLES = 512
 TARGET_ROLLOUTS = ("fast", "model")  # the target's rollout moves: the greedy rollout policy's, or its model's
@@ -112,11 +113,9 @@ class BestResponseAgent(MCTSAgent):
                        "target_rollout": partial(choice, allowed=TARGET_ROLLOUTS)}
 
     def __init__(self, target: str, particles: int = DEFAULT_PARTICLES, target_rollout: str = "fast",
-                 **kwargs) -> None:
-        super().__init__(**kwargs)
+                 settings: SearchSettings | None = None, **parameters) -> None:
+        super().__init__(settings, **parameters)
         self.target_rollout = choice("target_rollout", target_rollout, TARGET_ROLLOUTS)
-        if self.halving:
-            raise ValueError("halving is not a parameter of br")
         self.target = target_spec("target", target)
         self.particles = non_negative_int("particles", particles)
         self._target = make(self.target)
@@ -275,4 +274,4 @@ class BestResponseAgent(MCTSAgent):
                             self._model, self._hands)
 
 
-_show_search_parameters(BestResponseAgent)
+show_search_parameters(BestResponseAgent)

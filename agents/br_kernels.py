@@ -50,9 +50,8 @@ from env.observation import OBS_SIZE, encode_into
 from .net_kernels import new_scratch, placement_logits
 from .policy_kernels import (expected_exposure_after_placements, exposure_after_placements, greedy_action,
                              policy_placement)
-from .search_kernels import (ACTION, ROOT, VISITS, backup, child_with_action, select_step, simulation_rewards)
-from .search_parts import (LEAF_ROLLOUT, P_DEPTH, P_EPSILON, P_EXPAND_AFTER, P_LEAF, P_MARGIN, P_SAFE, P_SELECTION,
-                           SCRATCH_COUNTS, SCRATCH_TILES, SELECT_UCB)
+from .search_kernels import ROOT, backup, descend_from, follow, simulation_rewards
+from .search_parts import LEAF_ROLLOUT, P_DEPTH, P_EPSILON, P_LEAF, P_MARGIN, SCRATCH_COUNTS, SCRATCH_TILES
 
 # the kinds of target model
 MODEL_NONE = 0  # not modelled: the target's turns are searched (plain ISMCTS)
@@ -464,28 +463,19 @@ def _cross_over(grid, info, observer, hands, weights, before, action, model, rng
 # --- the search -------------------------------------------------------------------------------
 @kernel
 def _descend_br(tree, work, params, model, rng):
-    """`search_kernels.descend` with the target's turns played by its model."""
-    nodes = tree.nodes
-    expand_after = np.int64(params[P_EXPAND_AFTER])
-    ucb = params[P_SELECTION] == SELECT_UCB
+    """`search_kernels.descend_from` the root, the target's turns played by its model."""
     memo = is_deterministic(model)
-    node = ROOT
-    while not access.is_over(work.info):
-        if node != ROOT and nodes[node, VISITS] < expand_after:
-            break
-        if is_target(model, access.current_seat(work.info)):
-            if memo:
-                rng, a = cached_target_action(model, node, work.grid, work.info, rng)
-            else:
-                rng, a = target_action(model, work.grid, work.info, rng)
-            nxt, stop = child_with_action(tree, node, a)
+    seats = model.config[CONFIG_SEATS] if model.config[CONFIG_KIND] != MODEL_NONE else np.int64(0)  # `is_target`
+    rng, node, ended = descend_from(tree, work, params, ROOT, rng, seats)
+    while not ended:  # the target is to move at `node`
+        if memo:
+            rng, a = cached_target_action(model, node, work.grid, work.info, rng)
         else:
-            rng, nxt, stop = select_step(tree, work, params, node, rng, ucb)
-        if nxt != node:
-            apply_action(work.grid, work.info, nodes[nxt, ACTION])
-        node = nxt
+            rng, a = target_action(model, work.grid, work.info, rng)
+        node, stop = follow(tree, work, node, a)
         if stop:
             break
+        rng, node, ended = descend_from(tree, work, params, node, rng, seats)
     return rng, node
 
 
@@ -497,7 +487,6 @@ def _rollout_br(work, params, model, rng):
     grid, info = work.grid, work.info
     depth = np.int64(0) if params[P_LEAF] == LEAF_ROLLOUT else np.int64(params[P_DEPTH])
     epsilon = np.int64(params[P_EPSILON])
-    safe = params[P_SAFE] != 0.0
     placements = 0
     fast = model.config[CONFIG_FAST_ROLLOUT] != 0
     network = model.config[CONFIG_KIND] == MODEL_NETWORK
@@ -512,7 +501,7 @@ def _rollout_br(work, params, model, rng):
             else:
                 rng, a = target_action(model, grid, info, rng)
         else:
-            rng, p, v = policy_placement(grid, info, rng, epsilon, safe)
+            rng, p, v = policy_placement(grid, info, rng, epsilon, True)
             a = _PASS if p < 0 else access.placement_action(p, v)
         apply_action(grid, info, a)
         if a < _PASS:

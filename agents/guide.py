@@ -12,8 +12,8 @@ from engine import rules
 from env.observation import OBS_SIZE, encode_arrays
 
 from . import features, net_kernels
-from .neural import NetPolicy, softmax
-from .nets import load_net, resolve_device
+from .neural import softmax
+from .nets import load_net
 
 
 class NetworkGuide:
@@ -22,13 +22,10 @@ class NetworkGuide:
     The pass runs in numba (`agents.net_kernels`, the network's weights packed once),
     not in torch: for one position torch's per-operation overhead costs several times
     the arithmetic, most of all right after a search has filled the caches, and the
-    move's time is better spent searching. `policy` (torch) stays for the network-valued
-    search (``leaf=value``), which evaluates leaves in batches."""
+    move's time is better spent searching."""
 
-    def __init__(self, path: str, device: str = "cpu"):
-        device = resolve_device(device)
-        self.net = load_net(path, device)
-        self.policy = NetPolicy(self.net, device)
+    def __init__(self, path: str):
+        self.net = load_net(path, "cpu")
         self._placement_net = self.net.packed_placement()
         self._scratch = net_kernels.new_scratch(self._placement_net)
         self._obs = np.zeros(OBS_SIZE, dtype=np.float32)

@@ -5,27 +5,18 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from engine import symmetry
-from env.observation import turn_observations
-
 from . import features
-from .base import Agent, boolean, register
+from .base import Agent, register
 from .nets import PolicyValueNet, load_net, resolve_device
 
 
 class NetPolicy:
-    """Batched masked policy over a network: the piece shared by agents and trainers.
+    """Batched masked policy over a network: the piece shared by agents and trainers."""
 
-    With `symmetries`, every position is read four times, once per quarter turn of the
-    board (`engine.symmetry`: the rules cannot tell them apart), and the four answers,
-    turned back, are averaged (the log-probabilities and the values): an ensemble of one
-    network, as AlphaGo Zero and Leela evaluate positions, at four times the forward cost."""
-
-    def __init__(self, net: PolicyValueNet, device: str | torch.device = "cpu", symmetries: bool = False):
+    def __init__(self, net: PolicyValueNet, device: str | torch.device = "cpu"):
         self.net = net.eval()
         self.device = torch.device(device)
         self.num_actions = net.config.num_actions
-        self.symmetries = bool(symmetries)
 
     @property
     def needs_exposure(self) -> bool:
@@ -37,25 +28,10 @@ class NetPolicy:
         """Which `agents.features.exposure` kind to pass."""
         return self.net.exposure_kind
 
+    @torch.no_grad()
     def logits_values(self, obs: np.ndarray, mask: np.ndarray,
                       exposure: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Masked logits (B, num_actions) and seat values (B, 4) of a batch of positions
-        (with `symmetries`: log-probabilities and values averaged over the quarter turns)."""
-        if not self.symmetries:
-            return self._forward(obs, mask, exposure)
-        rows = len(obs)
-        turns = np.repeat(np.arange(symmetry.NUM_TURNS), rows)
-        obs4 = turn_observations(np.tile(np.asarray(obs, dtype=np.float32), (symmetry.NUM_TURNS, 1)), turns)
-        mask4 = symmetry.turn_action_rows(np.tile(mask[:, : self.num_actions], (symmetry.NUM_TURNS, 1)), turns)
-        exposure4 = None if exposure is None else symmetry.turn_action_rows(
-            np.tile(exposure, (symmetry.NUM_TURNS, 1)), turns)
-        logits, values = self._forward(obs4, mask4, exposure4)
-        log_p = symmetry.turn_action_rows(log_softmax(logits), (symmetry.NUM_TURNS - turns) % symmetry.NUM_TURNS)
-        shape = (symmetry.NUM_TURNS, rows)
-        return log_p.reshape(*shape, -1).mean(axis=0), values.reshape(*shape, -1).mean(axis=0)
-
-    @torch.no_grad()
-    def _forward(self, obs, mask, exposure):
+        """Masked logits (B, num_actions) and seat values (B, 4) of a batch of positions."""
         o = torch.as_tensor(obs, dtype=torch.float32, device=self.device)
         m = torch.as_tensor(mask[:, : self.num_actions], dtype=torch.bool, device=self.device)
         e = None if exposure is None else torch.as_tensor(exposure, dtype=torch.float32, device=self.device)
@@ -113,11 +89,10 @@ class NetAgent(Agent):
 
 @register("checkpoint")
 class CheckpointAgent(NetAgent):
-    """`checkpoint:PATH[,temperature=T,device=cpu,symmetries=true]`: the raw policy stored in a
-    checkpoint (device: cpu, cuda[:N] or auto; symmetries=true averages it over the board's
-    quarter turns, `NetPolicy`)."""
+    """`checkpoint:PATH[,temperature=T,device=cpu]`: the raw policy stored in a checkpoint
+    (device: cpu, cuda[:N] or auto)."""
 
-    def __init__(self, path: str, temperature: float = 0.0, device: str = "cpu", symmetries: bool = False):
+    def __init__(self, path: str, temperature: float = 0.0, device: str = "cpu"):
         self.path = path
         device = resolve_device(device)
-        super().__init__(NetPolicy(load_net(path, device), device, boolean("symmetries", symmetries)), temperature)
+        super().__init__(NetPolicy(load_net(path, device), device), temperature)

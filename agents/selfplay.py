@@ -1,11 +1,10 @@
 """The shipped self-play networks under stable names.
 
-* ``selfplay[:time=S | iterations=N, prior=W, halving=K, device=D]``: the network-guided search
+* ``selfplay[:time=S | iterations=N, prior=W]``: the network-guided search
   (``ismcts:net=models/selfplay_<n>p.pt,...``) of the network that
   ``configs/selfplay_<n>p.yaml`` trained for the game's player count, or for the team
   variant ``models/selfplay_team.pt`` (``configs/selfplay_team.yaml``);
-* ``selfplay-policy[:temperature=T, device=D, symmetries=true]``: that network's raw policy, no
-  search (symmetries: averaged over the board's quarter turns, `agents.neural.NetPolicy`);
+* ``selfplay-policy[:temperature=T, device=D]``: that network's raw policy, no search;
 * ``selfplay-afterstate[:worlds=K]``: that network's fast evaluator one ply ahead
   (``afterstate:net=models/selfplay_<n>p.pt``, `agents.afterstate`).
 
@@ -19,10 +18,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from .afterstate import AfterstateAgent
-from .base import Agent, boolean, number, positive_int, register, seconds
+from .base import Agent, number, positive_int, register
 from .neural import CheckpointAgent
 from .nets import resolve_device
-from .search import ISMCTSAgent, halving_candidates
+from .search import ISMCTSAgent
+from .settings import SearchSettings
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
 
@@ -91,17 +91,12 @@ class _PerPlayerCount(Agent):
 class SelfPlayAgent(_PerPlayerCount):
     """The shipped network's search (see the module doc); `time`/`iterations` as ismcts."""
 
-    def __init__(self, iterations: int = 1000, time: float | None = None, prior: float = 3.0,
-                 halving: int = 0, device: str = "cpu") -> None:
+    def __init__(self, iterations: int = 1000, time: float | None = None, prior: float = 3.0) -> None:
         super().__init__()
-        if number("prior", prior) < 0:
-            raise ValueError(f"prior must be >= 0, got {prior}")
-        self.options = {"iterations": positive_int("iterations", iterations),
-                        "time": None if time is None else seconds("time", time), "prior": prior,
-                        "halving": halving_candidates(halving), "device": str(resolve_device(device))}
+        self.settings = SearchSettings(iterations=iterations, time=time, prior=prior)
 
     def _build(self, path: Path) -> Agent:
-        return ISMCTSAgent(net=str(path), **self.options)
+        return ISMCTSAgent(net=str(path), settings=self.settings)
 
     def act_with_visits(self, view):
         """As `ISMCTSAgent.act_with_visits`, with the network of the current game."""
@@ -114,12 +109,11 @@ class SelfPlayPolicyAgent(_PerPlayerCount):
 
     needs_observation = True
 
-    def __init__(self, temperature: float = 0.0, device: str = "cpu", symmetries: bool = False) -> None:
+    def __init__(self, temperature: float = 0.0, device: str = "cpu") -> None:
         super().__init__()
         if number("temperature", temperature) < 0:
             raise ValueError(f"temperature must be >= 0, got {temperature}")
-        self.options = {"temperature": temperature, "device": str(resolve_device(device)),
-                        "symmetries": boolean("symmetries", symmetries)}
+        self.options = {"temperature": temperature, "device": str(resolve_device(device))}
 
     def _build(self, path: Path) -> Agent:
         return CheckpointAgent(str(path), **self.options)

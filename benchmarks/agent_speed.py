@@ -9,9 +9,7 @@ default epsilon-greedy rollouts (an `ismcts` search from the opening, `--iterati
 per search, the best of `--repeats`), and the same for plain ISMCTS and the shipped
 2-player self-play network's search (`selfplay`: one network call, then cut rollouts
 scored by its fast evaluator) with and without the evaluator from a middle-game position
-(turn 20 of the same deal, greedy play): what the evaluator costs a simulation, and what
-growing the tree's deeper nodes by the evaluator one move ahead costs (``expand=evaluator``,
-with ``expand_after=20``). At that
+(turn 20 of the same deal, greedy play): what the evaluator costs a simulation. At that
 position also the network's root ordering (the one network call of a `selfplay` move,
 timed right after a search as in play), by the numba kernel the search uses and by the
 torch network for comparison; and the best response (`br`) against the numba-side
@@ -36,6 +34,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from agents import features, make  # noqa: E402
 from agents.guide import NetworkGuide  # noqa: E402
+from agents.neural import NetPolicy  # noqa: E402
 from agents.policy_kernels import epsilon_threshold, repeated_rollouts  # noqa: E402
 from benchmarks.machine import describe, machine_info  # noqa: E402
 from engine import GameState, rules  # noqa: E402
@@ -95,15 +94,15 @@ def root_orderings_per_s(view, spec: str, order, calls: int) -> float:
     return 1.0 / float(np.median(times))
 
 
-def torch_root_order(guide, view):
+def torch_root_order(guide, policy, view):
     """The root ordering done by the torch network (what the numba kernel replaced): for
     comparison only."""
     grid, info = view.public_arrays()
     obs = np.zeros((1, OBS_SIZE), dtype=np.float32)
     encode_arrays(grid, info, view.seat, obs[0])
-    mask = view.legal_action_mask()[None, : guide.policy.num_actions]
+    mask = view.legal_action_mask()[None, : policy.num_actions]
     exposure = features.exposure(grid, info, kind=guide.net.exposure_kind)[None] if guide.net.needs_exposure else None
-    logits, _ = guide.policy.logits_values(obs, mask, exposure)
+    logits, _ = policy.logits_values(obs, mask, exposure)
     legal = np.flatnonzero(mask[0, : rules.NUM_PLACEMENT_ACTIONS])
     return legal[np.argsort(-logits[0, legal], kind="stable")]
 
@@ -132,15 +131,16 @@ def main(argv=None) -> dict:
     middle = middle_game_view(args.seed)
     selfplay_search = f"ismcts:net={shipped_network(2)},prior=3"  # what `selfplay` plays in 2-player games
     guide = NetworkGuide(str(shipped_network(2)))
+    torch_policy = NetPolicy(guide.net)  # the torch network, for the comparison only
     full = "depth=0"  # whole-game rollouts, as in a flat Monte Carlo
     result = {
         "machine": machine_info(),
         "position": f"opening of a 2-player game, deal seed {args.seed}",
         "greedy_moves_per_s": greedy_moves_per_s(view, 2000, args.repeats),
         "mcts_random_rollout_iterations_per_s": mcts_iterations_per_s(
-            view, f"ismcts:rollout=random,{full}", args.iterations, args.repeats),
+            view, f"ismcts:epsilon=1,{full}", args.iterations, args.repeats),
         "mcts_greedy_rollout_iterations_per_s": mcts_iterations_per_s(
-            view, f"ismcts:rollout=epsilon,{full}", args.iterations, args.repeats),
+            view, f"ismcts:{full}", args.iterations, args.repeats),
         "mcts_default_iterations_per_s": mcts_iterations_per_s(view, "ismcts", args.iterations, args.repeats),
         "pimc_default_iterations_per_s": mcts_iterations_per_s(view, "pimc", args.iterations, args.repeats),
         "cheat_default_iterations_per_s": mcts_iterations_per_s(view, "cheat", args.iterations, args.repeats),
@@ -153,12 +153,10 @@ def main(argv=None) -> dict:
             middle, selfplay_search, args.iterations, args.repeats),
         "middle_game_selfplay_search_without_evaluator_iterations_per_s": mcts_iterations_per_s(
             middle, f"{selfplay_search},evaluator=false,depth=1", args.iterations, args.repeats),
-        "middle_game_selfplay_search_expand_evaluator_iterations_per_s": mcts_iterations_per_s(
-            middle, f"{selfplay_search},expand=evaluator,expand_after=20", args.iterations, args.repeats),
         "middle_game_root_orderings_per_s": root_orderings_per_s(
             middle, selfplay_search, lambda v: guide.root_order(v, with_prior=True), 10 * args.repeats),
         "middle_game_torch_root_orderings_per_s": root_orderings_per_s(
-            middle, selfplay_search, lambda v: torch_root_order(guide, v), 10 * args.repeats),
+            middle, selfplay_search, lambda v: torch_root_order(guide, torch_policy, v), 10 * args.repeats),
         "middle_game_br_greedy_iterations_per_s": mcts_iterations_per_s(
             middle, "br:target=greedy", args.iterations, args.repeats),
         "middle_game_br_greedy_model_rollout_iterations_per_s": mcts_iterations_per_s(

@@ -507,14 +507,15 @@ class GamePlayer:
         self.executor.close()
 
 
-def warm_node(imports: Sequence[str], specs: Sequence[str]) -> None:
-    """Compile (or load) the engine's kernels and those of `specs` into this node's cache."""
-    import agents
+def warm_node(imports: Sequence[str], specs: Sequence) -> None:
+    """Compile (or load) the engine's kernels and those of `specs` (agent specs, or typed
+    searches: `agents.settings.build_agent`) into this node's cache."""
+    from agents.settings import build_agent
 
     load_plugins(imports)
     warm_up()
     for spec in specs:
-        agents.make(spec, seed=0).warm_up()
+        build_agent(spec, seed=0).warm_up()
 
 
 def game_call_timeout(players: int, limits: TimeLimits | None, games: int = 1) -> float | None:

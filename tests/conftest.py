@@ -55,7 +55,7 @@ v.step(actions)
 import agents, engine
 from agents.features import exposure
 model = "tests/fixtures/net_2p.pt"
-for spec in ["greedy", "ismcts", "pimc", "cheat", f"ismcts:net={model},leaf=value", f"ismcts:net={model}",
+for spec in ["greedy", "ismcts", "pimc", "cheat", f"ismcts:net={model}",
              "br:target=greedy"]:
     agents.make(spec, seed=0).warm_up()
 exposure(*engine.GameState.new(2, seed=0).arrays)

@@ -18,7 +18,6 @@ def test_agent_speed_reports_every_figure(capsys):
     rates = {key: value for key, value in result.items() if key.endswith("_per_s")}
     assert "middle_game_selfplay_search_iterations_per_s" in rates
     assert "middle_game_selfplay_search_without_evaluator_iterations_per_s" in rates
-    assert "middle_game_selfplay_search_expand_evaluator_iterations_per_s" in rates
     assert "middle_game_root_orderings_per_s" in rates and "middle_game_torch_root_orderings_per_s" in rates
     assert all(math.isfinite(v) and v > 0 for v in rates.values()), rates
     assert '"middle_game_position"' in capsys.readouterr().out

@@ -61,10 +61,9 @@ def test_the_malicious_file_does_run_its_payload_when_loaded_unsafely(tmp_path, 
     lambda path: read_checkpoint(path),
     lambda path: load_net(path),
     lambda path: agents.make(f"checkpoint:{path}"),
-    lambda path: agents.make(f"ismcts:net={path},leaf=value,iterations=8"),
     lambda path: agents.make(f"ismcts:net={path},iterations=8"),
     lambda path: agents.check_spec(f"checkpoint:{path}"),
-], ids=["read_checkpoint", "load_net", "checkpoint_agent", "value_leaves", "network_ismcts", "check_spec"])
+], ids=["read_checkpoint", "load_net", "checkpoint_agent", "network_ismcts", "check_spec"])
 def test_every_loader_refuses_a_malicious_checkpoint(tmp_path, marker, load):
     evil = malicious_checkpoint(tmp_path / "evil.pt", marker)
     with pytest.raises(ValueError, match=REFUSED) as info:

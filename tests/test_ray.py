@@ -407,6 +407,9 @@ def test_selfplay_executor_settings_are_checked(tmp_path):
     with pytest.raises(ValueError, match="executor must be 'process' or 'ray'"):
         teacher.teacher_games("ismcts:iterations=4", 1, 0, executor="dask", store=tmp_path / "none")
     assert not (tmp_path / "none").exists()
-    assert with_local_network("ismcts:net=/a/g.pt, iterations=8,prior=3", {"/a/g.pt": "/tmp/x.pt"}) \
-        == "ismcts:net=/tmp/x.pt,iterations=8,prior=3"
+    from agents.settings import GuidedSearch, SearchSettings
+
+    settings = SearchSettings(iterations=8, prior=3.0)
+    assert with_local_network(GuidedSearch("/a/g.pt", settings), {"/a/g.pt": "/tmp/x.pt"}) \
+        == GuidedSearch("/tmp/x.pt", settings)
     assert with_local_network("ismcts:iterations=8", {}) == "ismcts:iterations=8"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 
 import numpy as np
@@ -12,6 +13,7 @@ import yaml
 import agents
 import train
 from agents.play import play_game
+from agents.settings import GuidedSearch
 from engine import random_deal
 from training import teacher
 from training.config import load_config
@@ -71,7 +73,7 @@ def test_each_generation_learns_from_the_previous_generations_search_and_a_kill_
                                        "selfplay.games_per_generation": 16})
     whole, killed = killed_and_resumed(tmp_path, monkeypatch, config, SelfPlayTrainer, "_learn")
     # the warm start plays the plain teacher; generation 1 plays generation 0's own search
-    assert {spec for spec, _ in played_chunks} == {"ismcts:iterations=8"} | {
+    assert {str(spec) for spec, _ in played_chunks} == {"ismcts:iterations=8"} | {
         f"ismcts:net={generation_file(run, 0)},iterations=8,prior=3" for run in (whole, killed)}
     ladder_table = json.loads((whole / "ladder.json").read_text())
     assert [row["generation"] for row in ladder_table["generations"]] == [0, 1]
@@ -102,9 +104,9 @@ def test_resume_mid_generation_plays_only_the_missing_games(tmp_path, played_chu
     run = train.main(["--config", str(config), "--runs", str(runs), "--set", "iterations=1"])
     # a kill during generation 1: its first chunk of 16 games finished and was stored
     cfg = load_config(run / "config.yaml")
-    spec = f"ismcts:net={generation_file(run, 0)},{cfg.selfplay.search}"
+    search = GuidedSearch(str(generation_file(run, 0)), cfg.selfplay.search)
     seed = cfg.seed * 10_007 + 1
-    teacher.teacher_games(spec, 16, seed, 2, workers=1, progress=False, store=run / "games" / "gen_001")
+    teacher.teacher_games(search, 16, seed, 2, workers=1, progress=False, store=run / "games" / "gen_001")
     played_chunks.clear()
     train.main(["--resume", str(run), "--set", "iterations=2"])
     assert [s for _, s in played_chunks] == [seed * 1_000_003 + 1]  # only the second chunk was played
@@ -135,11 +137,8 @@ def test_stored_chunks_round_trip_and_refuse_damage(tmp_path):
     ("selfplay.warm_start_teacher", "greedy", "ismcts or pimc"),
     ("selfplay.evaluator_window", -1, "evaluator_window"),
     ("selfplay.games_per_generation", 0, "must be >= 1"),
-    ("selfplay.policy_target", "completed", "visits, completed_q"),
-    ("selfplay.full_search_fraction", 0.0, r"\(0, 1\]"),
-    ("selfplay.full_search_fraction", 1.5, r"\(0, 1\]"),
-    ("selfplay.cheap_search", "net=x.pt,iterations=5", "must not name a network"),
-    ("selfplay.search", "gumbel=1", "at least 2"),
+    ("selfplay.search", "iterations=0", "iterations must be a positive integer"),
+    ("selfplay.search", 300, "must be a string of ismcts parameters"),
     ("selfplay.league_fraction", 1.5, "league_fraction"),
 ])
 def test_bad_selfplay_config_is_refused_before_training(tmp_path, key, value, message):
@@ -147,31 +146,37 @@ def test_bad_selfplay_config_is_refused_before_training(tmp_path, key, value, me
         load_config(write_config(tmp_path, **{key: value}))
 
 
-def test_completed_q_needs_a_search_whose_root_the_network_orders(tmp_path):
-    path = write_config(tmp_path, **{"selfplay.search": "leaf=value,iterations=8"})
-    load_config(path)  # visit targets: fine
-    with pytest.raises(ValueError, match="needs leaf=rollout"):
-        load_config(path, ["selfplay.policy_target=completed_q"])
+# Every retired config key or value: a one-line error saying why (and the search settings'
+# retired parameters, through the agents' table).
+RETIRED_CONFIG = [
+    ("selfplay.policy_target", "completed_q", "'selfplay.policy_target' was retired: completed-Q"),
+    ("selfplay.policy_target", "visits", "'selfplay.policy_target' was retired"),
+    ("selfplay.full_search_fraction", 0.5, "'selfplay.full_search_fraction' was retired: playout cap"),
+    ("selfplay.cheap_search", "iterations=100", "'selfplay.cheap_search' was retired"),
+    ("net.exposure", "expected", "'net.exposure': 'expected' was retired: .* use exposure: outlook"),
+    ("selfplay.search", "iterations=16,gumbel=4", "gumbel=4 was retired"),
+    ("selfplay.play", "time=0.01,leaf=value", "leaf=value was retired"),
+    ("selfplay.warm_start_teacher", "ismcts:halving=4", "halving=4 was retired"),
+    ("selfplay.ladder_anchors", ["ismcts:time=0.01,rollout=greedy"], "rollout=greedy was retired"),
+]
 
 
-def test_gumbel_completed_q_and_playout_cap_randomization_run_end_to_end(tmp_path):
-    """Generation 1 plays generation 0's Gumbel search; about half its moves are cheap
-    (no policy target: a row of zeros), the others carry the completed-Q target."""
-    config = write_config(tmp_path, **{"selfplay.search": "iterations=16,gumbel=4", "selfplay.games_per_generation": 4,
-                                       "selfplay.policy_target": "completed_q", "selfplay.full_search_fraction": 0.5,
-                                       "selfplay.cheap_search": "iterations=4"})
-    run = train.main(["--config", str(config), "--runs", str(tmp_path / "runs")])
-    assert generation_file(run, 1).is_file()
-    games = teacher.TeacherGames.concatenate([teacher.TeacherGames.load(p)
-                                              for p in sorted((run / "games" / "gen_001").glob("*.npz"))])
-    sums = games.policy.sum(axis=1)
-    full = sums > 0
-    assert np.allclose(sums[full], 1, atol=1e-5) and 0.3 < full.mean() < 0.7
-    assert np.all(games.policy[full][~games.mask[full]] == 0)
-    # the target spreads over every legal move, not over the 4 searched candidates only
-    assert (np.count_nonzero(games.policy[full], axis=1) > 4).any()
-    rows = list(csv.DictReader(open(run / "metrics.csv")))  # every position trains the value (window 1)
-    assert np.isfinite(float(rows[-1]["policy_loss"])) and int(rows[-1]["training_positions"]) == len(games.obs)
+@pytest.mark.parametrize("key, value, message", RETIRED_CONFIG)
+def test_every_retired_config_key_is_a_one_line_error(tmp_path, key, value, message):
+    with pytest.raises(ValueError, match=message) as error:
+        load_config(write_config(tmp_path, **{key: value}))
+    assert "\n" not in str(error.value)
+
+
+def test_search_settings_are_parsed_once_at_load_and_saved_as_text(tmp_path):
+    from agents.settings import SearchSettings
+    from training.config import config_to_dict
+
+    cfg = load_config(write_config(tmp_path, **{"selfplay.search": "iterations=16, prior=3"}))
+    assert cfg.selfplay.search == SearchSettings(iterations=16, prior=3.0)
+    saved = config_to_dict(cfg)["selfplay"]
+    assert saved["search"] == "iterations=16,prior=3" and isinstance(saved["play"], str)
+    assert len(dataclasses.fields(cfg.selfplay)) <= 28
 
 
 def test_network_guided_ismcts_checks_its_parameters(tmp_path):
@@ -208,13 +213,10 @@ def test_a_missing_shipped_network_names_the_config_that_trains_it(tmp_path, mon
         agents.selfplay.shipped_network(2)
 
 
-def test_shipped_search_takes_the_root_halving_option():
-    agent = agents.make("selfplay:iterations=20,halving=4")
+def test_shipped_search_builds_its_settings_once():
+    agent = agents.make("selfplay:iterations=20,prior=1")
     agent.reset(0, 2)
-    assert agent._current.halving == 4
-    plain = agents.make("selfplay:iterations=20")
-    plain.reset(0, 4)
-    assert plain._current.halving == 0  # UCB at the root unless asked
+    assert agent._current.settings == agent.settings and agent.settings.prior == 1.0
 
 
 def target_seats(games: teacher.TeacherGames, game: int) -> tuple[set, set]:
@@ -263,16 +265,20 @@ def test_bad_league_settings_are_refused(changes, message):
 
 
 def test_ray_chunks_read_every_network_from_the_nodes_copy():
-    """The teacher, the cheap teacher and each league opponent name a network on the driver;
-    a Ray actor plays the chunk with its node's copies."""
-    from training.ray_selfplay import ChunkPlayer
+    """The teacher and each league opponent name a network on the driver (typed searches,
+    no spec strings); a Ray actor plays the chunk with its node's copies."""
+    from agents.settings import GuidedSearch, SearchSettings
+    from training.ray_selfplay import ChunkPlayer, chunk_searches
 
-    arguments = ("ismcts:net=/run/g1.pt,iterations=9", 7, 16, "visits", "ismcts:net=/run/g1.pt,iterations=2",
-                 ("ismcts:net=/run/g0.pt", "ismcts:iterations=3"), 0.5)
+    nine, three = SearchSettings(iterations=9), SearchSettings(iterations=3)
+    arguments = (GuidedSearch("/run/g1.pt", nine), 7, 16, 2, False, "worst",
+                 (GuidedSearch("/run/g0.pt"), "ismcts:iterations=3"), 0.5)
+    assert [s.net for s in chunk_searches(arguments)] == ["/run/g1.pt", "/run/g0.pt"]
     player = ChunkPlayer({"/run/g1.pt": "/node/a.pt", "/run/g0.pt": "/node/b.pt"})
     assert player((0, lambda *a: a, arguments)) == (
-        "ismcts:net=/node/a.pt,iterations=9", 7, 16, "visits", "ismcts:net=/node/a.pt,iterations=2",
-        ("ismcts:net=/node/b.pt", "ismcts:iterations=3"), 0.5)
+        GuidedSearch("/node/a.pt", nine), 7, 16, 2, False, "worst",
+        (GuidedSearch("/node/b.pt"), "ismcts:iterations=3"), 0.5)
+    assert three.spec() == "iterations=3"
 
 
 @pytest.mark.parametrize("steps", [1, 10, 20])

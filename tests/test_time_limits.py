@@ -66,8 +66,7 @@ class VanishingAgent(Agent):
 
 # --- parameters: one rule, one message, for every agent -------------------------------------------
 @pytest.mark.parametrize("time", BAD_TIMES)
-@pytest.mark.parametrize("base", ["ismcts:", "pimc:", "cheat:", f"ismcts:net={NET},leaf=value,",
-                                  f"ismcts:net={NET},"])
+@pytest.mark.parametrize("base", ["ismcts:", "pimc:", "cheat:", "br:target=greedy,", f"ismcts:net={NET},"])
 def test_a_time_budget_must_be_finite_and_positive(base, time):
     spec = f"{base}time={time}"
     for check in (agents.check_spec, agents.make):
@@ -78,17 +77,17 @@ def test_a_time_budget_must_be_finite_and_positive(base, time):
 @pytest.mark.parametrize("spec, message", [
     (f"ismcts:net={NET},iterations=0", "iterations must be a positive integer"),
     (f"ismcts:net={NET},iterations=2.5", "iterations must be a positive integer"),
-    (f"ismcts:net={NET},leaf=value,c=-1", "c must be a finite non-negative number"),
+    (f"ismcts:net={NET},c=-1", "c must be a finite non-negative number"),
     (f"ismcts:net={NET},c=nan", "c must be a finite"),
-    (f"ismcts:net={NET},leaf=sideways", "leaf must be one of rollout, value"),
-    (f"ismcts:net={NET},selection=greedy", "selection must be one of ucb, puct"),
-    (f"ismcts:net={NET},leaf=value,evaluator=false", "parameters of leaf=rollout"),
+    (f"ismcts:net={NET},expand=sideways", "expand must be one of greedy, random"),
+    (f"ismcts:net={NET},evaluator=3", "evaluator must be true or false"),
+    ("ismcts:evaluator=false", "parameters of a network-guided search: give net=PATH"),
     (f"alphazero:{NET}", "replaced by ismcts:net=PATH"),
     (f"checkpoint:{NET},temperature=nan", "temperature must be a finite non-negative number"),
     (f"checkpoint:{NET},temperature=-1", "temperature must be a finite non-negative number"),
     ("ismcts:iterations=nan", "iterations must be a positive integer"),
     ("ismcts:c=inf", "c must be a finite non-negative number"),
-    ("ismcts:rollout=nope", "rollout must be one of random, greedy, epsilon"),
+    ("ismcts:rollout=nope", "rollout=nope was retired: use epsilon=0"),
     ("policy:epsilon=nan", "epsilon must be a finite non-negative number"),
     ("policy:epsilon=1.5", r"epsilon must be in \[0, 1\]"),
     ("pimc:determinizations=50,iterations=10", r"iterations \(10\) must be at least determinizations \(50\)"),
@@ -274,7 +273,7 @@ def test_config_checks_every_spec_and_checkpoint_before_any_game(tmp_path):
 
 
 @pytest.mark.parametrize("spec", ["greedy", "policy:epsilon=0.3", "ismcts:iterations=30", "cheat:iterations=20",
-                                  "pimc:determinizations=3,iterations=30", f"ismcts:net={NET},leaf=value,iterations=6",
+                                  "pimc:determinizations=3,iterations=30", "br:target=greedy,iterations=30",
                                   f"ismcts:net={NET},iterations=30"])
 def test_warm_up_does_not_change_how_an_agent_plays(spec):
     """Tournament workers warm every agent up before its first timed move."""

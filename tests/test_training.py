@@ -58,8 +58,7 @@ def test_tiny_config_trains_and_checkpoint_plays(tmp_path, algorithm):
     rows = list(csv.DictReader((run / "metrics.csv").open()))
     assert [int(r["iteration"]) for r in rows] == [1, 2]
     assert "eval_win_rate_vs_random" in rows[-1]
-    for spec in (f"checkpoint:{run / 'best.pt'}", f"ismcts:net={run / 'best.pt'},leaf=value,iterations=8",
-                 f"ismcts:net={run / 'best.pt'},leaf=value,time=0.01", f"ismcts:net={run / 'best.pt'},time=0.005",
+    for spec in (f"checkpoint:{run / 'best.pt'}", f"ismcts:net={run / 'best.pt'},time=0.005",
                  f"ismcts:net={run / 'best.pt'},iterations=50,prior=3,widen=0.3"):
         agent = agents.make(spec, seed=0)
         record = play_game([agent, agents.make("random", seed=1)], random_deal(5))
@@ -335,8 +334,8 @@ def test_batched_greedy_matches_the_greedy_agent():
 def test_network_search_rejects_bad_parameters(tmp_path):
     path = tmp_path / "net.pt"
     save_checkpoint(path, PolicyValueNet(NetConfig(channels=8, blocks=1)))
-    for params, message in ((",prior=-1", "prior must be"), (",leaf=value,depth=2", "parameters of leaf=rollout"),
-                            (",leaf=tree", "leaf must be"), (",selection=ucv", "selection must be"),
+    for params, message in ((",prior=-1", "prior must be"), (",depth=-2", "depth must be"),
+                            (",leaf=tree", "leaf=tree was retired"), (",selection=ucv", "selection=ucv was retired"),
                             (",time=0", "time must be")):
         with pytest.raises(ValueError, match=message):
             agents.make(f"ismcts:net={path}{params}")
@@ -350,7 +349,7 @@ def test_teacher_games_do_not_depend_on_worker_count():
     games = GAMES_PER_CHUNK + 2  # two chunks
     one = teacher_games("ismcts:iterations=8", games, seed=1, workers=1, progress=False)
     two = teacher_games("ismcts:iterations=8", games, seed=1, workers=2, progress=False)
-    for field in ("obs", "mask", "policy", "q", "exposure", "game", "mover", "final_info"):
+    for field in ("obs", "mask", "policy", "exposure", "game", "mover", "final_info"):
         assert np.array_equal(getattr(one, field), getattr(two, field)), field
     assert len(one.final_info) == games and one.game.max() == games - 1
     assert np.allclose(one.policy.sum(axis=1), 1.0)

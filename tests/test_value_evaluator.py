@@ -180,8 +180,8 @@ def test_evaluator_targets_are_the_search_rewards_of_the_final_position():
 def test_network_search_checks_evaluator_parameters(tmp_path):
     path = tmp_path / "net.pt"
     save_checkpoint(path, PolicyValueNet(NetConfig(channels=8, blocks=1, evaluator_hidden=4)))
-    with pytest.raises(ValueError, match="parameters of leaf=rollout"):
-        agents.make(f"ismcts:net={path},leaf=value,depth=2")
+    with pytest.raises(ValueError, match="depth must be a non-negative integer"):
+        agents.make(f"ismcts:net={path},depth=-1")
     with pytest.raises(ValueError, match="evaluator must be"):
         agents.make(f"ismcts:net={path},evaluator=3")
 

@@ -130,7 +130,7 @@ class Learner:
         policy target is the root visit distribution ** `target_power`, normalised (the
         visits of a progressively widened search spread over the moves expanded first;
         a power > 1 sharpens them toward the moves the search prefers). A row of zeros
-        (a cheap search's move) stays zeros: no policy target, its value still counts."""
+        (a league opponent's move) stays zeros: no policy target, its value still counts."""
         width = self.num_actions
         mask = np.zeros((len(data.mask), width), dtype=np.bool_)
         policy = np.zeros((len(data.policy), width), dtype=np.float32)
@@ -193,7 +193,7 @@ class Learner:
             v = torch.as_tensor(value, device=self.device)
             logits, values = self.net(o, m, e)
             logp = F.log_softmax(logits, dim=1)
-            # the mean over the rows that have a policy target (a cheap search's move has none)
+            # the mean over the rows that have a policy target (a league opponent's move has none)
             targeted = (t.sum(dim=1) > 0).sum().clamp(min=1)
             policy_loss = -(t * logp).sum(dim=1).sum() / targeted
             value_loss = F.mse_loss(values[:, :n], v[:, :n])

@@ -6,7 +6,8 @@ its root visit distributions (policy), the games' results (value) and, in its fa
 evaluator, the final search reward of every position (`agents.value_kernels`).
 
 Generation g >= 1 plays `games_per_generation` games of *generation g-1's own search*:
-``ismcts:net=generations/gen_<g-1>.pt,<search>``, i.e. ISMCTS whose root is ordered by
+network ``generations/gen_<g-1>.pt`` with the `search` settings (an
+`agents.settings.GuidedSearch`, what ``ismcts:net=PATH,<search>`` builds), i.e. ISMCTS whose root is ordered by
 network g-1's policy and whose cut rollouts are scored by evaluator g-1 (Anthony, Tian &
 Barber 2017: the apprentice guides the expert, the expert teaches the apprentice). The
 network then continues training on those games (policy and value: the last `window`
@@ -15,13 +16,8 @@ generation, since a position's final result stays a fair target as play improves
 evaluator is what makes the search strong), and searches generation g+1's games. Every
 training example after the warm start comes from the generations' own play.
 
-The policy target of a self-play move is the root visit distribution ** `target_power`
-(`policy_target: visits`), or with `policy_target: completed_q` the search's improved
-policy softmax(logits + sigma(completed Q)) (`agents.gumbel`; with ``gumbel=k`` in
-`search`, the root of Gumbel AlphaZero, Danihelka et al. 2022). Playout cap randomization
-(KataGo, Wu 2019): with `full_search_fraction` < 1 only that share of moves is searched
-with `search` and becomes a policy target; the others are searched with `cheap_search`
-and train only the values (their policy row is zeros). A league (`league_fraction` > 0;
+The policy target of a self-play move is the root visit distribution ** `target_power`.
+A league (`league_fraction` > 0;
 Lanctot et al. 2017 on self-overfitting): that share of the games seats an earlier
 generation's search (drawn uniformly from generations 0 to g-2) in one seat, or in one
 team; its moves too train only the values.
@@ -47,6 +43,7 @@ import numpy as np
 import torch
 
 from agents.nets import save_checkpoint
+from agents.settings import GuidedSearch, SearchSettings
 
 from .config import TrainConfig, config_to_dict
 from .learner import Learner
@@ -103,42 +100,33 @@ class SelfPlayTrainer:
                         "wall_seconds": self.wall_seconds})
         return metrics
 
-    def search_spec(self, generation: int, parameters: str) -> str:
-        """The agent spec of generation `generation`'s search with these ismcts parameters."""
-        spec = f"ismcts:net={generation_file(self.run_path, generation)}"
-        return f"{spec},{parameters}" if parameters else spec
+    def search(self, generation: int, settings: SearchSettings) -> GuidedSearch:
+        """Generation `generation`'s network searched with `settings`."""
+        return GuidedSearch(str(generation_file(self.run_path, generation)), settings)
 
     def _games(self, generation: int, progress: bool = True) -> TeacherGames:
         """A generation's games: the warm start's teacher for generation 0, else the previous
         generation's search; chunks already stored are read back, the others played."""
-        operator = {}  # the warm start: visit targets, every move a full search
+        operator = {}  # the warm start: no league
         if generation == 0:
-            spec, count = self.sc.warm_start_teacher, self.sc.warm_start_games
+            teacher, count = self.sc.warm_start_teacher, self.sc.warm_start_games
         else:
-            spec, count = self.search_spec(generation - 1, self.sc.search), self.sc.games_per_generation
-            operator = {"policy_target": self.sc.policy_target, "full_fraction": self.sc.full_search_fraction,
-                        "cheap_teacher": (self.search_spec(generation - 1, self.sc.cheap_search)
-                                          if self.sc.full_search_fraction < 1 else None)}
+            teacher, count = self.search(generation - 1, self.sc.search), self.sc.games_per_generation
             if self.sc.league_fraction > 0 and generation >= 2:  # the generations before the teacher's
-                league = tuple(self.search_spec(g, self.sc.search) for g in range(generation - 1))
+                league = tuple(self.search(g, self.sc.search) for g in range(generation - 1))
                 operator.update(league=league, league_fraction=self.sc.league_fraction)
-        return teacher_games(spec, count, self.cfg.seed * 10_007 + generation, self.cfg.num_players, self.cfg.team,
+        return teacher_games(teacher, count, self.cfg.seed * 10_007 + generation, self.cfg.num_players, self.cfg.team,
                              workers=self.sc.workers, progress=progress,
                              store=self.run_path / "games" / f"gen_{generation:03d}",
                              executor=self.sc.executor, ray_address=self.sc.ray_address,
                              exposure=self.net.exposure_kind, **operator)
-
-    def _target_power(self, generation: int) -> float:
-        """The power applied to a generation's stored policy targets: `target_power` for
-        visit distributions, 1 for completed-Q targets (already the improved policy)."""
-        return 1.0 if generation > 0 and self.sc.policy_target == "completed_q" else self.sc.target_power
 
     def _learn(self, games: TeacherGames, steps: int, peak_lr: float, evaluator_steps: int) -> dict:
         """Refill the buffer with the last `window` generations' games, then one cycle of
         policy/value steps (warm-up to `peak_lr`, anneal) and the evaluator's steps on the
         last `evaluator_window` generations' positions."""
         self._keep(self.iteration, games)
-        size = self.learner.fill([(part, self._target_power(generation)) for generation, part in self._data])
+        size = self.learner.fill([(part, self.sc.target_power) for _, part in self._data])
         stats = self.learner.fit_policy_value(steps, peak_lr, progress=f"generation {self.iteration}: learning")
         examples = tuple(np.concatenate(part) for part in zip(*self._evaluator_data))
         stats.update(self.learner.fit_evaluator(evaluator_steps, examples, anneal=True,
@@ -167,7 +155,8 @@ class SelfPlayTrainer:
                         team=self.cfg.team, games_per_pair=self.sc.ladder_games, seed=self.cfg.seed,
                         workers=self.sc.workers, previous=self.sc.ladder_previous, progress=True,
                         executor=self.sc.executor, ray_address=self.sc.ray_address)
-        table = ladder.add_generation(generation, self.search_spec(generation, self.sc.play), wall_seconds)
+        # the ladder's file records each generation as the spec a user would type (its edge)
+        table = ladder.add_generation(generation, str(self.search(generation, self.sc.play)), wall_seconds)
         row = next(r for r in table["generations"] if r["generation"] == generation)
         metrics = {"ladder_elo": row["elo"], "ladder_elo_lo": row["elo_ci95"][0], "ladder_elo_hi": row["elo_ci95"][1]}
         if self.sc.ladder_exploit_games:

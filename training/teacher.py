@@ -39,10 +39,7 @@ class TeacherGames:
 
     obs: np.ndarray  # float16 (N, OBS_SIZE), the mover's observation
     mask: np.ndarray  # bool (N, NUM_ACTIONS)
-    # float32 (N, NUM_ACTIONS): the policy target, the root visit distribution or the completed-Q policy
-    # (`policy_target`); all zeros for a cheap search's move (playout cap randomization: no policy target)
-    policy: np.ndarray
-    q: np.ndarray  # float16 (N, NUM_ACTIONS): mean search reward of each root child for the mover (0 if unvisited)
+    policy: np.ndarray  # float32 (N, NUM_ACTIONS): the policy target, the root visit distribution
     exposure: np.ndarray  # float16 (N, 490): `agents.features.exposure` of the position
     state_features: np.ndarray  # float32 (N, 72): `agents.value_kernels.mover_features` (full state)
     game: np.ndarray  # int64 (N,): index of the game in `final_info`
@@ -54,7 +51,7 @@ class TeacherGames:
         offsets = np.cumsum([0] + [len(p.final_info) for p in parts[:-1]])
         return TeacherGames(
             obs=np.concatenate([p.obs for p in parts]), mask=np.concatenate([p.mask for p in parts]),
-            policy=np.concatenate([p.policy for p in parts]), q=np.concatenate([p.q for p in parts]),
+            policy=np.concatenate([p.policy for p in parts]),
             exposure=np.concatenate([p.exposure for p in parts]),
             state_features=np.concatenate([p.state_features for p in parts]),
             game=np.concatenate([p.game + o for p, o in zip(parts, offsets)]),
@@ -72,7 +69,9 @@ class TeacherGames:
 
     @staticmethod
     def load(path: Path) -> "TeacherGames":
-        """Read a chunk written by `save` (no pickled objects are allowed in it)."""
+        """Read a chunk written by `save` (no pickled objects are allowed in it; fields it
+        holds beyond `TeacherGames`'s, such as the root values `q` older chunks stored, are
+        left unread)."""
         try:
             with np.load(path, allow_pickle=False) as data:
                 return TeacherGames(**{f.name: data[f.name] for f in dataclasses.fields(TeacherGames)})
@@ -80,75 +79,50 @@ class TeacherGames:
             raise ValueError(f"damaged self-play chunk {path}: {exc}; delete it to play its games again") from exc
 
 
-POLICY_TARGETS = ("visits", "completed_q")
-
-
-def play_chunk(teacher: str, seed: int, games: int, num_players: int, team: bool,
-               exposure: str = "worst", policy_target: str = "visits", cheap_teacher: str | None = None,
-               full_fraction: float = 1.0, league: tuple[str, ...] = (), league_fraction: float = 0.0) -> TeacherGames:
-    """Play `games` games with `teacher` (an agent spec whose agent has `act_with_visits`,
-    e.g. ``ismcts:iterations=1000``) in every seat; seeded, so reproducible. `exposure`:
-    the kind of `agents.features.exposure` stored with each position. `policy_target`:
-    ``visits`` (the root visit distribution) or ``completed_q`` (the teacher's
-    `improved_policy`, a network-guided ismcts). Playout cap randomization (KataGo, Wu
-    2019): with `full_fraction` < 1 each move is searched by `teacher` with that
-    probability, else by the cheaper `cheap_teacher`, whose moves get no policy target
-    (a row of zeros) but still count for the values."""
-    import agents
+def play_chunk(teacher, seed: int, games: int, num_players: int, team: bool, exposure: str = "worst",
+               league: tuple = (), league_fraction: float = 0.0) -> TeacherGames:
+    """Play `games` games with `teacher` in every seat: a search agent with
+    `act_with_visits`, as a spec (the config's warm-start teacher, e.g.
+    ``ismcts:iterations=1000``) or a `agents.settings.GuidedSearch` (a generation's
+    network and search settings); seeded, so reproducible. `exposure`: the kind of
+    `agents.features.exposure` stored with each position. `league`, `league_fraction`:
+    `LeagueSeats`."""
     from agents import features, value_kernels
+    from agents.settings import build_agent
     from env.observation import encode
 
-    if policy_target not in POLICY_TARGETS:
-        raise ValueError(f"policy_target must be one of {', '.join(POLICY_TARGETS)}, got {policy_target!r}")
-    if not 0.0 < full_fraction <= 1.0:
-        raise ValueError(f"full_fraction must be in (0, 1], got {full_fraction!r}")
-    if full_fraction < 1.0 and cheap_teacher is None:
-        raise ValueError("full_fraction < 1 needs a cheap_teacher for the other moves")
     if not 0.0 <= league_fraction <= 1.0:
         raise ValueError(f"league_fraction must be in [0, 1], got {league_fraction!r}")
     if league_fraction > 0 and not league:
         raise ValueError("league_fraction > 0 needs league opponents (agent specs)")
     rng = np.random.default_rng(seed)
-    seats = [agents.make(teacher, seed=int(rng.integers(2**62))) for _ in range(num_players)]
+    seats = [build_agent(teacher, seed=int(rng.integers(2**62))) for _ in range(num_players)]
     if not hasattr(seats[0], "act_with_visits"):
-        raise ValueError(f"teacher {teacher!r} is not a search agent with root visit counts (use ismcts or pimc)")
-    if policy_target == "completed_q" and not hasattr(seats[0], "improved_policy"):
-        raise ValueError(f"policy_target completed_q needs a network-guided ismcts teacher, got {teacher!r}")
-    cheap = None
-    if full_fraction < 1.0:  # its own random stream: the full-search-only games stay as they were
-        draw = np.random.default_rng([seed, 1])
-        cheap = [agents.make(cheap_teacher, seed=int(draw.integers(2**62))) for _ in range(num_players)]
+        raise ValueError(f"teacher {teacher} is not a search agent with root visit counts (use ismcts or pimc)")
     opponents = LeagueSeats(league, league_fraction, num_players, team, seed) if league_fraction > 0 else None
-    obs, mask, policy, q, exposures, state_features, game_of, mover_of, finals = [], [], [], [], [], [], [], [], []
+    obs, mask, policy, exposures, state_features, game_of, mover_of, finals = [], [], [], [], [], [], [], []
     for g in range(games):
         state = GameState.new(num_players, seed=int(rng.integers(2**62)), team=team)
-        for s, agent in enumerate(seats + (cheap or [])):
-            agent.reset(s % num_players, num_players, team)
+        for s, agent in enumerate(seats):
+            agent.reset(s, num_players, team)
         guests = opponents.seat_game() if opponents else {}
         views = [PlayerView(state, s) for s in range(num_players)]
         while not state.is_over:
             seat = state.current_player
-            full = cheap is None or draw.random() < full_fraction
-            searcher = guests[seat] if seat in guests else seats[seat] if full else cheap[seat]
-            full = full and seat not in guests
-            action, visits, reward_sums = searcher.act_with_visits(views[seat])
+            searcher = guests.get(seat, seats[seat])
+            action, visits, _ = searcher.act_with_visits(views[seat])
             obs.append(encode(state, seat).astype(np.float16))
             mask.append(state.legal_action_mask()[: rules.NUM_ACTIONS])
-            if not full:
-                target = np.zeros(rules.NUM_ACTIONS)
-            elif policy_target == "completed_q":
-                target = searcher.improved_policy()
-            else:
-                target = visits / visits.sum()
+            # a league opponent's move trains the values only (no policy target: a row of zeros)
+            target = np.zeros(rules.NUM_ACTIONS) if seat in guests else visits / visits.sum()
             policy.append(target.astype(np.float32))
-            q.append((reward_sums / np.maximum(visits, 1)).astype(np.float16))
             exposures.append(features.exposure(*state.arrays, kind=exposure).astype(np.float16))
             state_features.append(value_kernels.mover_features(*state.arrays))
             game_of.append(g)
             mover_of.append(seat)
             state.step(action)
         finals.append(state.arrays[1].copy())
-    return TeacherGames(np.array(obs), np.array(mask), np.array(policy), np.array(q), np.array(exposures),
+    return TeacherGames(np.array(obs), np.array(mask), np.array(policy), np.array(exposures),
                         np.array(state_features, dtype=np.float32).reshape(-1, value_kernels.NUM_FEATURES),
                         np.array(game_of, dtype=np.int64), np.array(mover_of, dtype=np.int64),
                         np.array(finals, dtype=np.int64).reshape(-1, layout.INFO_LEN))
@@ -157,17 +131,17 @@ def play_chunk(teacher: str, seed: int, games: int, num_players: int, team: bool
 class LeagueSeats:
     """The league's opponents of a chunk's games: for each game, with probability
     `fraction`, one seat (team variant: one team's two seats) and one opponent spec drawn
-    uniformly; agents built once per spec, on their own random stream (the games without
-    an opponent stay as they were)."""
+    uniformly; agents built once per spec (an earlier generation's `GuidedSearch`), on their
+    own random stream (the games without an opponent stay as they were)."""
 
-    def __init__(self, specs: tuple[str, ...], fraction: float, num_players: int, team: bool, seed: int):
+    def __init__(self, specs: tuple, fraction: float, num_players: int, team: bool, seed: int):
         self.specs, self.fraction, self.num_players, self.team = list(specs), fraction, num_players, team
         self.rng = np.random.default_rng([seed, 2])
         self.agents: dict[tuple[str, int], object] = {}  # (spec, seat): one agent per seat it takes
 
     def seat_game(self) -> dict:
         """{seat: agent} of the next game's opponent (reset for its seats), or {}."""
-        import agents
+        from agents.settings import build_agent
 
         if self.rng.random() >= self.fraction:
             return {}
@@ -178,9 +152,9 @@ class LeagueSeats:
         for seat in seats:
             key = (spec, seat)
             if key not in self.agents:
-                self.agents[key] = agents.make(spec, seed=int(self.rng.integers(2**62)))
+                self.agents[key] = build_agent(spec, seed=int(self.rng.integers(2**62)))
                 if not hasattr(self.agents[key], "act_with_visits"):
-                    raise ValueError(f"league opponent {spec!r} is not a search agent (use ismcts or pimc)")
+                    raise ValueError(f"league opponent {spec} is not a search agent (use ismcts or pimc)")
             guests[seat] = self.agents[key]
             guests[seat].reset(seat, self.num_players, self.team)
         return guests
@@ -190,21 +164,20 @@ def _play_chunk(args):
     return play_chunk(*args)
 
 
-def teacher_games(teacher: str, games: int, seed: int, num_players: int = 2, team: bool = False,
+def teacher_games(teacher, games: int, seed: int, num_players: int = 2, team: bool = False,
                   workers: int = 0, progress: bool = True, store: str | Path | None = None,
                   executor: str = "process", ray_address: str | None = None,
-                  exposure: str = "worst", policy_target: str = "visits", cheap_teacher: str | None = None,
-                  full_fraction: float = 1.0, league: tuple[str, ...] = (), league_fraction: float = 0.0) -> TeacherGames:
+                  exposure: str = "worst", league: tuple = (), league_fraction: float = 0.0) -> TeacherGames:
     """Play `games` teacher games in `workers` processes (0 = one per CPU core); with
     `store`, finished chunks are kept there and reused (see the module doc). ``executor=
     "ray"``: in `workers` Ray actors (0 = one per CPU of the cluster at `ray_address`,
     None = a local Ray instance). `exposure`: the kind of exposure features stored (the
-    learner's network's, `NetConfig.exposure`); `policy_target`, `cheap_teacher`,
-    `full_fraction`, `league`, `league_fraction`: see `play_chunk`."""
+    learner's network's, `NetConfig.exposure`); `teacher`, `league`, `league_fraction`:
+    see `play_chunk`."""
     if executor not in ("process", "ray"):
         raise ValueError(f"executor must be 'process' or 'ray', got {executor!r}")
     chunks = [(teacher, seed * 1_000_003 + i, min(GAMES_PER_CHUNK, games - start), num_players, team, exposure,
-               policy_target, cheap_teacher, full_fraction, tuple(league), league_fraction)
+               tuple(league), league_fraction)
               for i, start in enumerate(range(0, games, GAMES_PER_CHUNK))]
     files = [None] * len(chunks)
     parts: list[TeacherGames | None] = [None] * len(chunks)
