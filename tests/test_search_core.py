@@ -144,3 +144,24 @@ def test_the_settings_cross_checks_run_before_an_agent_is_built():
     for spec in ("pimc:prior=3", "cheat:evaluator=false", "br:target=greedy,prior=1"):
         with pytest.raises(ValueError, match="bad parameters"):
             agents.check_spec(spec)
+
+
+SWEEP = json.loads((Path(__file__).parent / "fixtures" / "sweep_moves.json").read_text())
+
+
+def _seat(spec):
+    """A best response plays seat 0 against its target; any other spec plays every seat."""
+    if spec.startswith("br:"):
+        return lambda s: agents.make(spec if s == 0 else spec.split("target=")[1].split(",")[0].strip("[]"))
+    return lambda s: agents.make(spec)
+
+
+@pytest.mark.parametrize("case", SWEEP, ids=[f"{c['spec']}-{c['num_players']}p" for c in SWEEP])
+def test_the_sweep_of_issue_55_left_every_kept_search_playing_the_same_moves(case):
+    """Recorded at 7a971d3, before the rejected features, their kernel branches and the best
+    response's own descent loop left (tests/fixtures/sweep_moves.json, one game a spec)."""
+    n = case["num_players"]
+    seat = _seat(case["spec"].replace("models/", f"{ROOT}/models/"))
+    record = play_game([seat(s) for s in range(n)], random_deal(case["deal_seed"]), n, seeds=case["seeds"])
+    assert record.error is None
+    assert record.actions == case["actions"]
