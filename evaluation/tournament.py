@@ -300,14 +300,16 @@ def play_tournament(schedule: Schedule, executor_factory: Callable[[int], Execut
                     done[game.game] = game
                     bar.update(1)
                     if game.error:
-                        what = "void" if game.forfeit is None else f"seat {game.forfeit} forfeits ({game.forfeit_reason})"
+                        what = ("void" if game.forfeit is None
+                                else f"seat {game.forfeit} forfeits ({game.forfeit_reason})")
                         bar.write(f"game {game.game}: {what}: {game.error.splitlines()[0][:150]}")
                     if stop and stop.update(done):
                         bar.set_postfix_str(f"SPRT {stop.test.result.decision} LLR={stop.test.result.llr:.2f}")
                         break
         finally:
             bar.close()
-            journal.rewrite(game.line for game in done.values())  # sorted by game id: the same file however it was played
+            # sorted by game id: the same file however it was played
+            journal.rewrite(game.line for game in done.values())
     last = schedule.num_jobs if stop is None or stop.stop_deal is None else \
         (stop.stop_deal + 1) * schedule.jobs_per_deal
     counted = [done[j] for j in range(last) if j in done]
