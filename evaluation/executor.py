@@ -37,7 +37,7 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from agents.play import TimeLimits
+from agents.play import GameRecord, TimeLimits
 
 KILL_GRACE_SECONDS = 1.0  # a silent move is stopped this long after its budget ends,
 KILL_GRACE_FRACTION = 0.1  # plus this fraction of the budget (the pipe and scheduler lag)
@@ -358,9 +358,8 @@ def _job_record(job: GameJob, game: dict, seconds: float) -> dict:
 
 
 def _void_record(job: GameJob, error: str, seconds: float) -> dict:
-    game = {"deal": [], "num_players": len(job.seating), "team": job.team, "actions": [], "scores": [],
-            "ranking": [], "rewards": [], "forfeit": None, "forfeit_reason": None, "error": error}
-    return _job_record(job, game, seconds)
+    game = GameRecord(deal=[], num_players=len(job.seating), team=job.team, error=error)
+    return _job_record(job, game.to_dict(), seconds)
 
 
 def load_plugins(imports: Sequence[str]) -> None:

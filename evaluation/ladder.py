@@ -36,7 +36,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -45,8 +45,8 @@ from .executor import Executor
 from .ratings import bradley_terry
 from .report import resample_sweeps, write_json
 from .run import check_agents, make_executor
-from .stats import deal_bootstrap_weights, effective_ranking, pairwise, per_deal, percentile_interval
-from .tournament import Journal, Schedule, play_tournament
+from .stats import deal_bootstrap_weights, pairwise, per_deal, percentile_interval
+from .tournament import GameResult, Journal, Schedule, play_tournament, write_lines
 
 GAMES_FILE = "ladder_games.jsonl"
 JSON_FILE = "ladder.json"
@@ -169,15 +169,6 @@ def _games_path(path: str | os.PathLike) -> Path:
     return path / GAMES_FILE if path.is_dir() or path.suffix != ".jsonl" else path
 
 
-def _write_lines(path: Path, records: Iterable[dict]) -> None:
-    """Replace `path` atomically with one JSON line per record."""
-    tmp = path.with_suffix(".jsonl.tmp")
-    with tmp.open("w") as f:
-        for record in records:
-            f.write(json.dumps(record, separators=(",", ":")) + "\n")
-    os.replace(tmp, path)
-
-
 # --- ratings ---------------------------------------------------------------------------------
 @dataclass
 class LadderFit:
@@ -217,21 +208,21 @@ def fit_ladder(games: Sequence[dict], labels: Sequence[str], team: bool, pin: st
     """One Bradley-Terry fit over all `games` (journal records) between `labels`, with
     `pin` at 0 Elo (None or without games: the first player that has games)."""
     labels = list(labels)
-    valid = [r for r in games if r.get("ranking")]
-    unknown = {label for r in valid for label in r["labels"]} - set(labels)
+    valid = [game for game in (GameResult.from_line(r, team) for r in games) if not game.void]
+    unknown = {label for r in valid for label in r.labels} - set(labels)
     if unknown:
         raise ValueError(f"games name players that are not in the ladder: {sorted(unknown)}")
-    played = [label for label in labels if any(label in r["labels"] for r in valid)]
+    played = [label for label in labels if any(label in r.labels for r in valid)]
     k, full = len(played), len(labels)
-    games_n = np.array([sum(label in r["labels"] for r in valid) for label in labels], dtype=np.int64)
+    games_n = np.array([sum(label in r.labels for r in valid) for label in labels], dtype=np.int64)
     if k < 2:
         return LadderFit(labels, np.full(full, np.nan), np.zeros((0, full)), games_n, None, 0)
     pin = pin if pin in played else played[0]
     at = {label: n for n, label in enumerate(played)}
-    deals = sorted({r["deal_index"] for r in valid})
+    deals = sorted({r.deal_index for r in valid})
     deal_pos = {d: n for n, d in enumerate(deals)}
-    rows = pairwise((deal_pos[r["deal_index"]], [at[label] for label in r["labels"]], r["scores"],
-                     effective_ranking(r["ranking"], r.get("forfeit"), team), team) for r in valid)
+    rows = pairwise((deal_pos[r.deal_index], [at[label] for label in r.labels], r.scores, r.places, team)
+                    for r in valid)
     per = per_deal(rows, k, len(deals))
     total = per.total()
     elo = bradley_terry(total.points, prior_draws, at[pin])
@@ -574,7 +565,7 @@ class Ladder:
 
     def _rewrite(self) -> None:
         self._journal.close()  # its handle would point at the replaced file
-        _write_lines(self.path, self.data.lines())
+        write_lines(self.path, self.data.lines())
         self.data.torn = False
 
 

@@ -10,6 +10,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .tournament import GameResult
+
 
 def _subplots(*grid, figsize):
     from matplotlib.figure import Figure
@@ -56,13 +58,12 @@ def plot_winrate_matrix(res: dict, path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
-def plot_scores(records: Sequence[dict], labels: list[str], path: Path) -> None:
+def plot_scores(records: Sequence[GameResult], labels: list[str], path: Path) -> None:
     """Distribution of each agent's minutes per game (per seat)."""
     per_agent: dict[str, list[int]] = {a: [] for a in labels}
     for r in records:
-        if r.get("ranking"):
-            for label, score in zip(r["labels"], r["scores"]):
-                per_agent[label].append(score)
+        for label, score in zip(r.labels, r.scores):  # a void game has no scores
+            per_agent[label].append(score)
     data = [per_agent[a] for a in labels]
     fig, axes = _subplots(1, 2, figsize=(11, 4))
     hi = max((max(d) for d in data if d), default=1)
@@ -85,7 +86,7 @@ def plot_scores(records: Sequence[dict], labels: list[str], path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
-def write_plots(res: dict, records: Sequence[dict], out: Path) -> list[Path]:
+def write_plots(res: dict, records: Sequence[GameResult], out: Path) -> list[Path]:
     out = Path(out)
     paths = [out / "ratings.png", out / "winrate.png", out / "scores.png"]
     plot_ratings(res, paths[0])

@@ -11,9 +11,9 @@ from typing import Sequence
 import numpy as np
 
 from .ratings import bradley_terry, openskill_ratings
-from .stats import (deal_bootstrap_weights, effective_ranking, game_sides, likelihood_of_superiority, pairwise,
-                    per_deal, percentile_interval, safe_ratio, score_to_elo, wilson_interval)
-from .tournament import Schedule
+from .stats import (deal_bootstrap_weights, likelihood_of_superiority, pairwise, per_deal, percentile_interval,
+                    safe_ratio, score_to_elo, wilson_interval)
+from .tournament import GameResult, Schedule
 
 RESULTS_VERSION = 1
 
@@ -26,21 +26,20 @@ def _r(x, nd: int = 4):
     return None if not np.isfinite(x) else round(x, nd)
 
 
-def analyze(records: Sequence[dict], schedule: Schedule, labels: list[str], *, bootstrap: int = 1000,
+def analyze(records: Sequence[GameResult], schedule: Schedule, labels: list[str], *, bootstrap: int = 1000,
             anchor: int | None = 0, prior_draws: float = 1.0, seed: int = 0) -> dict:
     """All statistics of a finished (or partial) tournament, as a JSON-ready dict."""
     k = len(labels)
-    valid = [r for r in records if r.get("ranking")]
-    seatings = {r["game"]: schedule.locate(r["game"])[1].seating for r in records}
-    deals = sorted({r["deal_index"] for r in valid})
+    valid = [r for r in records if not r.void]
+    seatings = {r.game: schedule.locate(r.game)[1].seating for r in records}
+    deals = sorted({r.deal_index for r in valid})
     deal_pos = {d: i for i, d in enumerate(deals)}
     nd = len(deals)
-    places = {r["game"]: effective_ranking(r["ranking"], r.get("forfeit"), schedule.team) for r in valid}
 
-    def per_deal_of(games: Sequence[dict]):
+    def per_deal_of(games: Sequence[GameResult]):
         """Per-deal pairwise sums (`stats.PerDeal`) over some of the valid games."""
-        return per_deal(pairwise((deal_pos[r["deal_index"]], seatings[r["game"]], r["scores"], places[r["game"]],
-                                  schedule.team) for r in games), k, nd)
+        return per_deal(pairwise((deal_pos[r.deal_index], seatings[r.game], r.scores, r.places, schedule.team)
+                                 for r in games), k, nd)
 
     pd = per_deal_of(valid)
     tot = pd.total()
@@ -49,9 +48,9 @@ def analyze(records: Sequence[dict], schedule: Schedule, labels: list[str], *, b
     seat_min = np.zeros((nd, k))
     seat_n = np.zeros((nd, k))
     for r in valid:
-        for a, m in zip(seatings[r["game"]], r["scores"]):
-            seat_min[deal_pos[r["deal_index"]], a] += m
-            seat_n[deal_pos[r["deal_index"]], a] += 1
+        for a, m in zip(seatings[r.game], r.scores):
+            seat_min[deal_pos[r.deal_index], a] += m
+            seat_n[deal_pos[r.deal_index], a] += 1
 
     weights = deal_bootstrap_weights(nd, bootstrap, seed) if bootstrap and nd else None
     boot = pd.total(weights) if weights is not None else None
@@ -72,10 +71,10 @@ def analyze(records: Sequence[dict], schedule: Schedule, labels: list[str], *, b
     forfeits = np.zeros(k, dtype=int)
     reasons: list[dict[str, int]] = [{} for _ in range(k)]
     for r in valid:
-        if r.get("forfeit") is not None:
-            a = seatings[r["game"]][r["forfeit"]]
+        if r.forfeit is not None:
+            a = seatings[r.game][r.forfeit]
             forfeits[a] += 1
-            reasons[a][forfeit_reason(r)] = reasons[a].get(forfeit_reason(r), 0) + 1
+            reasons[a][r.forfeit_reason] = reasons[a].get(r.forfeit_reason, 0) + 1
     ratings = {}
     for i in np.argsort(-elo, kind="stable"):
         ratings[labels[i]] = {"value": _r(elo[i], 1), "ci95": [_r(elo_ci[i, 0], 1), _r(elo_ci[i, 1], 1)],
@@ -121,7 +120,7 @@ def analyze(records: Sequence[dict], schedule: Schedule, labels: list[str], *, b
     paired = paired_differences(tot, boot, labels)
     if schedule.players > 2 and not schedule.team:
         tables = table_scores(valid, schedule.tables, labels, per_deal_of, weights)
-        fit = openskill_ratings(((seatings[r["game"]], places[r["game"]]) for r in valid), k)
+        fit = openskill_ratings(((seatings[r.game], r.places) for r in valid), k)
         if fit is not None:
             osk = {labels[i]: {kk: _r(v, 3) for kk, v in fit[i].items()} for i in range(k)}
     return {
@@ -178,7 +177,7 @@ def paired_differences(tot, boot, labels: list[str]) -> list[dict]:
 PAIRED_ROWS_SHOWN = 12  # more (5 agents and up) are in results.json only
 
 
-def table_scores(valid: Sequence[dict], tables: Sequence[tuple[int, ...]], labels: list[str], per_deal_of,
+def table_scores(valid: Sequence[GameResult], tables: Sequence[tuple[int, ...]], labels: list[str], per_deal_of,
                  weights: np.ndarray | None) -> list[dict]:
     """3-4 players: for each table (a mix such as A B B B), each agent's mean pairwise
     score against the seats of *other* agents at that table, over the games of that table
@@ -187,7 +186,7 @@ def table_scores(valid: Sequence[dict], tables: Sequence[tuple[int, ...]], label
     the A A B B and A A A B tables. `per_deal_of(games)` aggregates games as `analyze` does."""
     out = []
     for t, table in enumerate(tables):
-        games = [r for r in valid if r["table"] == t]
+        games = [r for r in valid if r.table == t]
         pd = per_deal_of(games)
         tot = pd.total()
         boot = pd.total(weights) if weights is not None else None
@@ -230,7 +229,7 @@ def resample_sweeps(boot, tot, elo: np.ndarray, seed: int) -> np.ndarray:
 
 
 # --- games.csv -------------------------------------------------------------------------------
-def write_games_csv(path: Path, records: Sequence[dict], players: int, team: bool) -> None:
+def write_games_csv(path: Path, records: Sequence[GameResult], players: int) -> None:
     """One row per game, sorted by game id (identical whatever the worker count).
     rank<s>: place of seat s, 0 = first (a forfeiting seat is last)."""
     head = (["game", "deal", "deal_seed", "table"] + [f"seat{s}" for s in range(players)]
@@ -239,32 +238,11 @@ def write_games_csv(path: Path, records: Sequence[dict], players: int, team: boo
     with Path(path).open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(head)
-        for r in sorted(records, key=lambda r: r["game"]):
-            places = effective_ranking(r["ranking"], r.get("forfeit"), team)
-            w.writerow([r["game"], r["deal_index"], r["deal_seed"], r["table"], *r["labels"],
-                        *(r["scores"] or [""] * players), *(places or [""] * players),
-                        winner_of(r, team), r.get("moves", ""),
-                        "" if r.get("forfeit") is None else r["forfeit"], forfeit_reason(r) or "",
-                        (r.get("error") or "").splitlines()[0] if r.get("error") else ""])
-
-
-def forfeit_reason(record: dict) -> str | None:
-    """Why the game's forfeiting seat forfeited (agents.play.FORFEIT_REASONS); journals
-    written before reasons were recorded say only "error"."""
-    if record.get("forfeit") is None:
-        return None
-    return record.get("forfeit_reason") or "error"
-
-
-def winner_of(record: dict, team: bool) -> str:
-    """Label of the side that finished alone in first place; "draw" if first is shared;
-    "void" if the game has no result."""
-    if not record.get("ranking"):
-        return "void"
-    places = effective_ranking(record["ranking"], record.get("forfeit"), team)
-    sides = game_sides(record["labels"], record["scores"], places, team)
-    first = [a for a, _, place in sides if place == 0]
-    return first[0] if len(first) == 1 else "draw"
+        for r in sorted(records, key=lambda r: r.game):
+            w.writerow([r.game, r.deal_index, r.deal_seed, r.table, *r.labels, *(r.scores or [""] * players),
+                        *(r.places or [""] * players), r.winner(), "" if r.moves is None else r.moves,
+                        "" if r.forfeit is None else r.forfeit, r.forfeit_reason or "",
+                        r.error.splitlines()[0] if r.error else ""])
 
 
 # --- terminal ---------------------------------------------------------------------------------

@@ -111,7 +111,7 @@ def run_evaluation(cfg: EvalConfig, fresh: bool = False, echo=print) -> dict:
     res["config"] = cfg.to_dict()
     res["seconds"] = round(elapsed, 1)
     write_json(out / "results.json", res)
-    write_games_csv(out / "games.csv", records, cfg.players, cfg.team)
+    write_games_csv(out / "games.csv", records, cfg.players)
     files = ["results.json", "games.csv", "games.jsonl"]
     if cfg.plots and res["games"]:
         from .plots import write_plots

@@ -24,9 +24,9 @@ import itertools
 import json
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -119,7 +119,57 @@ class Schedule:
         return range(deal * self.jobs_per_deal, (deal + 1) * self.jobs_per_deal)
 
 
-# --- the journal: finished games on disk -------------------------------------------------------
+# --- finished games: the typed record, and the journal on disk --------------------------------
+@dataclass(frozen=True)
+class GameResult:
+    """One finished game of a tournament, as the statistics read it. Built once from its
+    journal line (`from_line`), where its places are computed; the line itself is kept,
+    to be written back as it was read."""
+
+    game: int
+    deal_index: int
+    labels: tuple[str, ...]  # agent label per seat
+    scores: tuple[int, ...]  # minutes per seat; empty for a void game
+    places: tuple[int, ...]  # per seat, 0 = first; a forfeiting seat last (stats.effective_ranking)
+    rewards: tuple[float, ...]
+    team: bool
+    forfeit: int | None  # the seat that forfeited
+    forfeit_reason: str | None  # why (agents.play.FORFEIT_REASONS); "error" in journals older than reasons
+    error: str | None
+    table: int | None
+    deal_seed: int | None
+    moves: int | None
+    line: dict = field(compare=False, repr=False)  # the journal's line
+
+    @classmethod
+    def from_line(cls, line: dict, team: bool) -> "GameResult":
+        forfeit = line.get("forfeit")
+        return cls(game=int(line["game"]), deal_index=int(line["deal_index"]), labels=tuple(line["labels"]),
+                   scores=tuple(line["scores"]) if line.get("ranking") else (),
+                   places=tuple(effective_ranking(line.get("ranking") or [], forfeit, team)),
+                   rewards=tuple(line.get("rewards") or ()), team=team, forfeit=forfeit,
+                   forfeit_reason=None if forfeit is None else line.get("forfeit_reason") or "error",
+                   error=line.get("error"), table=line.get("table"), deal_seed=line.get("deal_seed"),
+                   moves=line.get("moves"), line=line)
+
+    @property
+    def void(self) -> bool:
+        """No result: the game could not be set up (its error says why)."""
+        return not self.places
+
+    def sides(self, seating: Sequence[int] | None = None) -> list[tuple]:
+        """(agent, minutes, place) of each side (a seat, or a team of two seats); the
+        agent is its index in `seating`, else its label."""
+        return game_sides(self.labels if seating is None else seating, self.scores, self.places, self.team)
+
+    def winner(self) -> str:
+        """Label of the side alone in first place; "draw" if first is shared; "void"."""
+        if self.void:
+            return "void"
+        first = [label for label, _, place in self.sides() if place == 0]
+        return first[0] if len(first) == 1 else "draw"
+
+
 class Journal:
     """games.jsonl: one JSON record per finished game, appended and flushed as each game
     ends, so an interrupted run loses nothing and a rerun resumes from it."""
@@ -158,16 +208,21 @@ class Journal:
     def rewrite(self, records: Iterable[dict]) -> None:
         """Replace the file atomically with `records` sorted by game id."""
         self.close()
-        tmp = self.path.with_suffix(".jsonl.tmp")
-        with tmp.open("w") as f:
-            for rec in sorted(records, key=lambda r: r["game"]):
-                f.write(json.dumps(rec, separators=(",", ":")) + "\n")
-        os.replace(tmp, self.path)
+        write_lines(self.path, sorted(records, key=lambda r: r["game"]))
 
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def write_lines(path: Path, records: Iterable[dict]) -> None:
+    """Replace `path` (a .jsonl file) atomically with one JSON line per record."""
+    tmp = path.with_suffix(".jsonl.tmp")
+    with tmp.open("w") as f:
+        for record in records:
+            f.write(json.dumps(record, separators=(",", ":")) + "\n")
+    os.replace(tmp, path)
 
 
 # --- the loop ------------------------------------------------------------------------------
@@ -183,7 +238,7 @@ class SprtStop:
         self.next_deal = 0
         self.stop_deal: int | None = None  # last deal used once decided
 
-    def update(self, done: dict[int, dict]) -> bool:
+    def update(self, done: dict[int, GameResult]) -> bool:
         while self.stop_deal is None and self.next_deal < self.schedule.num_deals:
             jobs = self.schedule.deal_jobs(self.next_deal)
             if not all(j in done for j in jobs):
@@ -195,16 +250,13 @@ class SprtStop:
         return self.stop_deal is not None
 
 
-def deal_score(schedule: Schedule, records: list[dict]) -> float | None:
+def deal_score(schedule: Schedule, games: list[GameResult]) -> float | None:
     """Mean score of agent 0 against agent 1 over one duplicate set (None if no result)."""
     points = []
-    for rec in records:
-        if not rec.get("ranking"):
+    for game in games:
+        if game.void:
             continue
-        _, slot = schedule.locate(rec["game"])
-        places = effective_ranking(rec["ranking"], rec.get("forfeit"), schedule.team)
-        sides = game_sides(slot.seating, rec["scores"], places, schedule.team)
-        for (ai, _, pi), (aj, _, pj) in itertools.combinations(sides, 2):
+        for (ai, _, pi), (aj, _, pj) in itertools.combinations(game.sides(schedule.locate(game.game)[1].seating), 2):
             if {ai, aj} == {0, 1}:
                 s = 1.0 if pi < pj else 0.0 if pi > pj else 0.5
                 points.append(s if ai == 0 else 1.0 - s)
@@ -226,12 +278,12 @@ def annotate(schedule: Schedule, labels: list[str], record: dict, save_moves: bo
 
 def play_tournament(schedule: Schedule, executor_factory: Callable[[int], Executor], journal: Journal,
                     labels: list[str], save_moves: bool = False, sprt: Sprt | None = None,
-                    progress: bool = True) -> tuple[list[dict], SprtStop | None]:
-    """Play every job of `schedule` not yet in `journal`; return the records that count
+                    progress: bool = True) -> tuple[list[GameResult], SprtStop | None]:
+    """Play every job of `schedule` not yet in `journal`; return the games that count
     (sorted by game id; with an SPRT, the whole duplicate sets up to its decision)."""
     from tqdm import tqdm
 
-    done = {j: r for j, r in journal.load().items()}
+    done = {j: GameResult.from_line(line, schedule.team) for j, line in journal.load().items()}
     stop = SprtStop(schedule, sprt) if sprt is not None else None
     todo = [j for j in range(schedule.num_jobs) if j not in done]
     stopped = stop.update(done) if stop else False
@@ -242,20 +294,22 @@ def play_tournament(schedule: Schedule, executor_factory: Callable[[int], Execut
         try:
             with executor_factory(len(todo)) as executor:
                 for record in executor.map_jobs(schedule.job(j) for j in todo):
-                    rec = annotate(schedule, labels, record, save_moves)
-                    journal.append(rec)
-                    done[rec["game"]] = rec
+                    line = annotate(schedule, labels, record, save_moves)
+                    journal.append(line)
+                    game = GameResult.from_line(line, schedule.team)
+                    done[game.game] = game
                     bar.update(1)
-                    if rec.get("error"):
-                        what = ("void" if rec.get("forfeit") is None
-                                else f"seat {rec['forfeit']} forfeits ({rec.get('forfeit_reason') or 'error'})")
-                        bar.write(f"game {rec['game']}: {what}: {rec['error'].splitlines()[0][:150]}")
+                    if game.error:
+                        what = ("void" if game.forfeit is None
+                                else f"seat {game.forfeit} forfeits ({game.forfeit_reason})")
+                        bar.write(f"game {game.game}: {what}: {game.error.splitlines()[0][:150]}")
                     if stop and stop.update(done):
                         bar.set_postfix_str(f"SPRT {stop.test.result.decision} LLR={stop.test.result.llr:.2f}")
                         break
         finally:
             bar.close()
-            journal.rewrite(done.values())  # sorted by game id: the same file however it was played
+            # sorted by game id: the same file however it was played
+            journal.rewrite(game.line for game in done.values())
     last = schedule.num_jobs if stop is None or stop.stop_deal is None else \
         (stop.stop_deal + 1) * schedule.jobs_per_deal
     counted = [done[j] for j in range(last) if j in done]

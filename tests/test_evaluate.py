@@ -13,7 +13,7 @@ import pytest
 
 from evaluation import EvalConfig, run_evaluation
 from evaluation.executor import GameJob, SerialExecutor, load_plugins, run_job
-from evaluation.tournament import Journal, Schedule, make_tables, play_tournament, seatings_of
+from evaluation.tournament import GameResult, Journal, Schedule, make_tables, play_tournament, seatings_of
 
 ROOT = Path(__file__).resolve().parents[1]
 HELPERS = str(ROOT / "tests" / "test_evaluate_agents.py")  # registers first / crasher / illegal
@@ -344,3 +344,23 @@ def test_cli_clear_errors(tmp_path):
     p = cli("--agents", "random", "greedy", "--move-time-limit", "inf", "--out", str(tmp_path / "z"))
     assert p.returncode == 2 and "move_time_limit must be a finite number of seconds > 0" in p.stderr
     assert not (tmp_path / "y").exists() and not (tmp_path / "z").exists()
+
+
+def test_a_game_result_takes_its_places_once_from_its_journal_line():
+    """The typed record the statistics read: a forfeit made explicit in its places (the
+    forfeiter last, the others in their order), the line kept to be written back as read."""
+    line = {"game": 3, "deal_index": 1, "table": 0, "labels": ["a", "b", "c"], "deal_seed": 9,
+            "scores": [50, 80, 80], "ranking": [2, 0, 0], "rewards": [-1.0, 0.0, 1.0], "forfeit": 1,
+            "error": "RuntimeError: gave up\ntraceback", "moves": 7}  # a journal older than forfeit reasons
+    game = GameResult.from_line(line, team=False)
+    assert game.places == (1, 2, 0) and game.winner() == "c" and not game.void
+    assert (game.forfeit, game.forfeit_reason, game.moves, game.line) == (1, "error", 7, line)
+    assert game.sides((0, 1, 2)) == [(0, 50.0, 1), (1, 80.0, 2), (2, 80.0, 0)]
+    team = GameResult.from_line(dict(line, labels=["a", "b", "a", "b"], scores=[1, 2, 3, 4], ranking=[0, 1, 0, 1],
+                                     forfeit=2, forfeit_reason="illegal"), team=True)
+    assert team.places == (1, 0, 1, 0) and team.winner() == "b" and team.forfeit_reason == "illegal"
+    void = GameResult.from_line({"game": 4, "deal_index": 2, "labels": ["a", "b"], "scores": [], "ranking": [],
+                                 "forfeit": None, "error": "ValueError: no net"}, team=False)
+    assert void.void and void.winner() == "void" and void.places == void.scores == () and void.forfeit_reason is None
+    draw = GameResult.from_line(dict(line, ranking=[1, 0, 0], forfeit=None), team=False)
+    assert draw.places == (1, 0, 0) and draw.winner() == "draw" and draw.forfeit_reason is None

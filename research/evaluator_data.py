@@ -1,7 +1,11 @@
 """What limits the fast evaluator: its data, its width, or its targets?
 
-    python benchmarks/evaluator_data.py runs/selfplay_2p                 # about 7 minutes on 2 cores
-    python benchmarks/evaluator_data.py runs/NAME --shares 0.25,1 --widths 32 --lambdas 0.7 --out DIR
+RESULTS.md: "2026-12-05, 01:06-02:00 UTC" (what limits the fast evaluator)
+Verdict: TD(lambda) targets fit better (held-out MSE 0.8487 against 0.8542) but play the same (0.502);
+width does not help; data has diminishing returns at the loop's size: nothing adopted.
+
+    python research/evaluator_data.py runs/selfplay_2p                 # about 7 minutes on 2 cores
+    python research/evaluator_data.py runs/NAME --shares 0.25,1 --widths 32 --lambdas 0.7 --out DIR
 
 The evaluator (`agents.nets.Evaluator`) is where a network-guided search gets its strength
 (`ismcts:net=PATH` scores its cut rollouts with it), and the self-play loop fits it to the

@@ -1,5 +1,9 @@
-"""Duplicate deals between two in-process agents, for benchmarks whose players are built
-in the benchmark itself (not by spec, so `evaluate.py` cannot seat them).
+"""Duplicate deals between two in-process agents, for research scripts whose players are built
+in the script itself (not by spec, so `evaluate.py` cannot seat them).
+
+RESULTS.md: "2026-12-04, 17:35-19:35 UTC" (hand_inference.py's matches)
+RESULTS.md: "2026-12-04, 20:10-21:45 UTC" (afterstate_policy.py's matches)
+Verdict: a helper of the two scripts above (their duplicate-deal matches), no finding of its own.
 
 Deal `seed` is `random_deal(10**6 + seed)`, played once in each seating with fixed agent
 seeds; a deal's score is the first agent's mean reward mapped to [0, 1] (a draw is half).

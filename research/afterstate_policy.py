@@ -1,7 +1,11 @@
 """What does the fast evaluator know one move ahead that the raw policy has not learned?
 
-    python benchmarks/afterstate_policy.py                  # the shipped 2-player network
-    python benchmarks/afterstate_policy.py --games 300 --deals 100 --steps 100   # a quick look
+RESULTS.md: "2026-12-04, 20:10-21:45 UTC" (the fast evaluator one move ahead)
+Verdict: the afterstate value as a policy input lifts the raw policy only to the afterstate rule's
+level (about 0.78 against greedy), not beyond: not adopted.
+
+    python research/afterstate_policy.py                  # the shipped 2-player network
+    python research/afterstate_policy.py --games 300 --deals 100 --steps 100   # a quick look
 
 The afterstate value of a move is the network's fast evaluator on the position the move
 leads to, for the mover, averaged over worlds dealt from what the mover knows
@@ -40,7 +44,7 @@ from agents import features  # noqa: E402
 from agents.afterstate import AfterstateAgent  # noqa: E402
 from agents.base import Agent  # noqa: E402
 from agents.nets import load_net, masked_logits, save_checkpoint  # noqa: E402
-from benchmarks.duplicate_deals import deal_scores, mean_and_half_width  # noqa: E402
+from research.duplicate_deals import deal_scores, mean_and_half_width  # noqa: E402
 from benchmarks.machine import describe  # noqa: E402
 from engine import GameState, random_deal, rules  # noqa: E402
 from engine.view import PlayerView  # noqa: E402

@@ -1,7 +1,11 @@
 """How much do a seat's moves tell about its hand, and what is that worth to a search?
 
-    python benchmarks/hand_inference.py                              # ismcts:time=0.01
-    python benchmarks/hand_inference.py --spec greedy --deals 0      # a predictable player
+RESULTS.md: "2026-12-04, 17:35-19:35 UTC" (a learned model of the opponent's hand)
+Verdict: the learned model explains 0.9% of the hand's uncertainty and is worth +0.02 +- 0.03 in play
+(the true hand: 0.81): the lever is closed.
+
+    python research/hand_inference.py                              # ismcts:time=0.01
+    python research/hand_inference.py --spec greedy --deals 0      # a predictable player
 
 A search's worlds deal the hidden tiles uniformly over what is public (`engine.determinize`).
 A model of the opponent's hand, learned from finished games where the hands are known,
@@ -44,7 +48,7 @@ from agents import search_kernels as sk  # noqa: E402
 from agents.play import play_game  # noqa: E402
 from agents.search import ISMCTSAgent  # noqa: E402
 from agents.search_parts import SCRATCH_COUNTS, SCRATCH_TILES  # noqa: E402
-from benchmarks.duplicate_deals import deal_scores, mean_and_half_width  # noqa: E402
+from research.duplicate_deals import deal_scores, mean_and_half_width  # noqa: E402
 from benchmarks.machine import describe  # noqa: E402
 from engine import GameState, access, kernels, rules  # noqa: E402
 from engine.deal import random_deal  # noqa: E402

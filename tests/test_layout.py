@@ -1,0 +1,96 @@
+"""The repository's layout: the one-off experiments in research/ stand apart.
+
+Nothing outside research/ (the product packages, the benchmarks, the tests, the top-level
+scripts and docs/'s generators) imports or runs a research script, and every research
+script's docstring names the benchmarks/RESULTS.md section that holds its answer, and its
+verdict.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+RESEARCH = ROOT / "research"
+OUTSIDE = ("engine", "env", "agents", "training", "evaluation", "humanplay", "benchmarks", "tests", "docs")
+SECTION = re.compile(r'^RESULTS\.md: "([^"]+)"', re.M)
+
+
+def research_scripts() -> list[Path]:
+    return sorted(p for p in RESEARCH.glob("*.py") if p.name != "__init__.py")
+
+
+def outside_files() -> list[Path]:
+    files = [p for p in ROOT.glob("*.py")]
+    for folder in OUTSIDE:
+        files += sorted((ROOT / folder).rglob("*.py"))
+    return files
+
+
+def research_uses(source: str, names: set[str]) -> list[str]:
+    """What `source` takes from research/: an import of the `research` package or of a module
+    named like a research script (`from benchmarks import hand_inference` included), and a
+    string naming a file of it (``"research/x.py"``, run as a subprocess or loaded by path)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        modules = []
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module is not None:
+            modules = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) in (
+                "import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant):
+            modules = [str(node.args[0].value)]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found += re.findall(r"\bresearch/\w+\.py\b", node.value)
+        for module in modules:
+            parts = module.split(".")
+            if parts[0] == "research" or names & set(parts[-1:]):
+                found.append(module)
+    return found
+
+
+def test_nothing_outside_research_imports_or_runs_it():
+    names = {p.stem for p in research_scripts()}
+    assert {"hand_inference", "evaluator_data"} <= names
+    me = Path(__file__).resolve()
+    users = {str(p.relative_to(ROOT)): uses for p in outside_files() if p.resolve() != me
+             if (uses := research_uses(p.read_text(), names))}
+    assert users == {}, f"research/ is imported or run from outside it: {users}"
+
+
+def test_the_check_finds_each_way_of_reaching_research():
+    names = {"hand_inference"}
+    assert research_uses("import research.hand_inference\n", names) == ["research.hand_inference"]
+    assert research_uses("from research import x\n", names) == ["research", "research.x"]
+    assert research_uses("from benchmarks import hand_inference\n", names) == ["benchmarks.hand_inference"]
+    assert research_uses("import importlib\nimportlib.import_module('hand_inference')\n", names) == ["hand_inference"]
+    assert research_uses("run(['python', 'research/other.py'])\n", names) == ["research/other.py"]
+    assert research_uses("from benchmarks.machine import describe\n'a research toolkit.'\n", names) == []
+
+
+def result_headings() -> list[str]:
+    text = (ROOT / "benchmarks" / "RESULTS.md").read_text()
+    return [line[3:] for line in text.splitlines() if line.startswith("## ")]
+
+
+@pytest.mark.parametrize("script", research_scripts(), ids=lambda p: p.name)
+def test_each_research_script_names_its_results_section_and_verdict(script):
+    doc = ast.get_docstring(ast.parse(script.read_text())) or ""
+    sections = SECTION.findall(doc)
+    assert sections, f'{script.name}: its docstring has no line RESULTS.md: "DATE, TIME" naming its section'
+    headings = result_headings()
+    for section in sections:
+        matches = [h for h in headings if h.startswith(section)]
+        assert len(matches) == 1, f"{script.name}: {section!r} opens {len(matches)} RESULTS.md headings, not one"
+    assert re.search(r"^Verdict: \S", doc, re.M), f"{script.name}: its docstring has no 'Verdict:' line"
+
+
+def test_research_has_its_index():
+    index = (RESEARCH / "README.md").read_text()
+    missing = [p.name for p in research_scripts() if f"`{p.name}`" not in index]
+    assert missing == [], f"research/README.md does not list {missing}"
