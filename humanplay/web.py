@@ -57,7 +57,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from engine import random_deal, rules
+from engine import GameState, random_deal, rules
 from env import render_svg
 
 from . import workers
@@ -335,6 +335,16 @@ def _warm_page(settings: Settings) -> None:
     session = Session(random_deal(0), settings.players, settings.team, 0, settings.opponents, 0, settings.hint)
     view_state(session.view, session, session.public_moves(), [], "warm-up")
     session.agents_answer(session.legal_actions()[0])
+    session.data()  # what `Games._commit` stores (the ranking)
+    state = GameState.from_deal(random_deal(0), 2)  # and a finished game: its page, record and replay
+    actions = []
+    while not state.is_over:
+        actions.append(state.legal_actions()[0])
+        state.step(actions[-1])
+    done = Session(random_deal(0), 2, False, 0, ["greedy"], 0, "greedy", actions, check=False)
+    view_state(done.view, done, done.public_moves(), [], "warm-up")
+    view_state(done.view_at(1), done, done.public_moves(1), [], "warm-up", step=1)
+    done.data()
 
 
 async def _warm_up(settings: Settings, pools: workers.Pools, say) -> None:
