@@ -547,35 +547,11 @@ def _static(name: str) -> Response:
 MAX_HEAD = 64 * 1024  # bytes of a request's line and headers
 
 
-def http_protocol():
-    """uvicorn's fast HTTP parser (httptools) with a bound on the request head, which it
-    lacks (it buffers a header of any size); without httptools, h11 (bounded by MAX_HEAD)."""
-    try:
-        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-    except ImportError:
-        return "h11"
-
-    class BoundedHead(HttpToolsProtocol):
-        _head_bytes = 0
-        _in_head = True
-
-        def on_message_begin(self) -> None:
-            super().on_message_begin()
-            self._in_head, self._head_bytes = True, 0
-
-        def on_headers_complete(self) -> None:
-            self._in_head = False
-            super().on_headers_complete()
-
-        def data_received(self, data: bytes) -> None:
-            if self._in_head:
-                self._head_bytes += len(data)
-                if self._head_bytes > MAX_HEAD + 65536:  # + one read's worth of body after the head
-                    self.send_400_response(f"the request line and headers are over {MAX_HEAD} bytes")
-                    return
-            super().data_received(data)
-
-    return BoundedHead
+# uvicorn's h11 protocol, bounded by its supported option h11_max_incomplete_event_size
+# (a longer head gets a 400). Not httptools: it has no bound (it buffers a header of any
+# size) and bounding it meant subclassing uvicorn's internal protocol class; h11 costs the
+# event loop about 0.2-0.3 ms more a request (benchmarks/RESULTS.md, 2026-12-06).
+HTTP = "h11"
 
 
 def uvicorn_config(settings: Settings, host: str = "127.0.0.1", port: int = 8000, verbose: bool = False,
@@ -584,7 +560,7 @@ def uvicorn_config(settings: Settings, host: str = "127.0.0.1", port: int = 8000
 
     return uvicorn.Config(make_app(settings, say), host=host, port=port, log_level="info" if verbose else "warning",
                           access_log=verbose, backlog=2048, limit_concurrency=2048, timeout_keep_alive=30,
-                          lifespan="on", http=http_protocol(), h11_max_incomplete_event_size=MAX_HEAD)
+                          lifespan="on", http=HTTP, h11_max_incomplete_event_size=MAX_HEAD)
 
 
 def _server(config, ready=None):
