@@ -99,3 +99,16 @@ def test_env_terminal_and_replay_draw_the_same_board(tmp_path):
     for a in record["actions"]:
         e.step(a)
     assert e.render() == render.board_text(state)
+
+
+def test_one_action_text_for_every_front_end():
+    texts = [rules.action_text(a) for a in range(rules.NUM_TEAM_ACTIONS)]
+    assert len(set(texts)) == rules.NUM_TEAM_ACTIONS  # every id its own words
+    assert rules.action_text(rules.action_id(rules.cell_of(2, 3), 7)) == "7 at (2,3)"
+    assert rules.action_text(rules.PASS_ACTION) == "pass" and rules.action_text(rules.show_action(4)) == "show 4"
+    assert rules.action_text(-1) == "action -1 (ids are 0..500)"
+    session = Session.new(["greedy"], seed=4, hint_spec="greedy")
+    move = session.play(session.legal_actions()[0])[0]
+    assert move.text == rules.action_text(move.action)
+    record = session.record()
+    assert f"{rules.action_text(record['actions'][0]):<12}" in replay_text(record)
