@@ -3,8 +3,8 @@ terminal game and replays) and an RGB array (``rgb_array``); and a move's score 
 (`breakdown_text`).
 
 Both read an engine `GameState` (the text board also a `PlayerView`) and show only public
-information plus, optionally, the hand of one viewing seat. The RGB picture is drawn with numpy alone (a 3x5 pixel font),
-so it is fast and needs no plotting library. For notebooks and documents, `env.render_svg`
+information plus, optionally, the hand of one viewing seat. The RGB picture is drawn with
+numpy alone (a 3x5 pixel font), so it is fast and needs no plotting library. For notebooks and documents, `env.render_svg`
 draws a cleaner picture (SVG inline in Jupyter, PNG through matplotlib).
 """
 

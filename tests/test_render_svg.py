@@ -53,7 +53,8 @@ def test_board_svg_shows_the_position():
     assert len(outlined) == 1  # the last move
     caption = " ".join(t for t in texts(svg) if t)
     assert f"turn {g.turn}" in caption and f"player_{g.current_player} to move" in caption
-    assert "last move:" in caption and breakdown_text(g.last_breakdown, sum(c.minutes for c in g.last_breakdown)) in caption
+    points = sum(c.minutes for c in g.last_breakdown)
+    assert "last move:" in caption and breakdown_text(g.last_breakdown, points) in caption
     assert f"hand of player_{g.current_player}" in caption
     for s in range(2):
         assert f"player_{s}: {int(g.scores[s])} min" in caption
