@@ -46,6 +46,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--db", default=None, metavar="FILE",
                    help="the web app's database of every game, kept as played (default SAVE_DIR/games.sqlite3); "
                         "a restarted server goes on with its games")
+    p.add_argument("--prune-after-days", type=float, default=30.0, metavar="DAYS",
+                   help="with --web: finished games older than this leave the database, at the start "
+                        "and every hour; unfinished games stay (0: keep every game; default 30)")
     p.add_argument("--workers", type=int, default=2, metavar="N",
                    help="web app: processes per agent pool (fast agents; searching agents and hints), default 2")
     return p
@@ -103,17 +106,18 @@ def serve(args, opponents, hint, record) -> int:
         raise ValueError(f"--port must be in 0..65535, got {args.port}")
     if not 1 <= args.workers <= 64:
         raise ValueError(f"--workers must be in 1..64, got {args.workers}")
+    if not 0 <= args.prune_after_days < float("inf"):
+        raise ValueError(f"--prune-after-days must be a number of days >= 0, got {args.prune_after_days}")
     settings = Settings(opponents=opponents, players=args.players, team=args.team, seat=args.seat,
                         seed=args.seed, hint=hint, save_dir=Path(args.save_dir), record=record,
-                        db=Path(args.db) if args.db else None, workers=args.workers)
+                        db=Path(args.db) if args.db else None, workers=args.workers,
+                        prune_after_days=args.prune_after_days)
     try:
         sock = bind(args.host, args.port)
     except OSError as exc:  # the port is taken, the address is not this machine's...
         raise ValueError(f"cannot serve on {args.host}:{args.port}: {exc}") from None
-    host, port = sock.getsockname()[:2]
-    print(f"serving 24/7 on http://{host}:{port}/ (games kept in {settings.db_path}; Ctrl-C stops)", flush=True)
-    try:
-        serve(settings, args.host, port, sock=sock)
+    try:  # it says "serving 24/7 on http://..." once the page answers (after the warm-up)
+        serve(settings, args.host, sock.getsockname()[1], sock=sock, say=lambda text: print(text, flush=True))
     except KeyboardInterrupt:  # uvicorn has shut down cleanly, then passes Ctrl-C on
         pass
     return 0

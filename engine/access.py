@@ -24,7 +24,7 @@ from numba import njit
 from . import rules
 from .kernels import FITS_MASK
 from .layout import (
-    BAG_POS, CAP, CELL_OF_PAD, CURRENT, GRID_CELLS, GRID_CHANNELS, HAND, HAND_MASK, HAND_SIZE,
+    BAG_POS, CAP, CELL_OF_PAD, CURRENT, DEAL, GRID_CELLS, GRID_CHANNELS, HAND, HAND_MASK, HAND_SIZE,
     HAND_STRIDE, INFO_LEN, LAST_ACTION, LEN_SHIFT, NUM_PLAYERS, OCCUPIED, OVER, RUN_AFTER,
     RUN_BEFORE, SCORE, SHOWN, SHOWN_THIS_TURN, SUM_MASK, TEAM, TIMEOUT, TURN, VAL,
 )
@@ -55,6 +55,12 @@ def games_over(info: np.ndarray) -> np.ndarray:
 def scores_of(info: np.ndarray, num_players: int) -> np.ndarray:
     """(N, num_players) minutes so far (a view)."""
     return info[:, SCORE:SCORE + num_players]
+
+
+def bag_of(info: np.ndarray) -> np.ndarray:
+    """One game's tiles still in the bag, in draw order (the next draw first). A view:
+    reordering it reorders the bag (a chance node deciding the next draw)."""
+    return info[DEAL + info[BAG_POS]:DEAL + _NUM_TILES]
 
 
 # --- one game, inside numba kernels (inlined) ---------------------------------------------------

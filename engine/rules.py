@@ -67,6 +67,20 @@ def decode_action(action: int) -> tuple[int, int]:
     return action // MAX_VALUE, action % MAX_VALUE + 1
 
 
+def action_text(action: int) -> str:
+    """An action in words, the one wording every front end uses: '7 at (2,3)' (row,
+    col), 'pass', 'show 4'; an id outside the action space names the valid range."""
+    action = int(action)
+    if 0 <= action < PASS_ACTION:
+        cell, value = decode_action(action)
+        return f"{value} at ({cell // BOARD_SIZE},{cell % BOARD_SIZE})"
+    if action == PASS_ACTION:
+        return "pass"
+    if SHOW_BASE <= action < NUM_TEAM_ACTIONS:
+        return f"show {action - SHOW_BASE + 1}"
+    return f"action {action} (ids are 0..{NUM_TEAM_ACTIONS - 1})"
+
+
 def num_actions(team: bool) -> int:
     """The size of the action space: placements and pass, plus the shows of the team variant."""
     return NUM_TEAM_ACTIONS if team else NUM_ACTIONS

@@ -50,7 +50,7 @@ from __future__ import annotations
 import numpy as np
 import pyspiel
 
-from engine import layout, rules
+from engine import access, rules
 from engine.game import GameState
 from engine.kernels import apply_action
 from engine.view import PlayerView
@@ -227,14 +227,14 @@ class TwentyFourSevenState(pyspiel.State):
     def _action_to_string(self, player, action):
         if player == pyspiel.PlayerId.CHANCE:
             return f"tile {int(action) + 1}"
-        return action_name(int(action))
+        return rules.action_text(int(action))
 
     def __str__(self):
         head = f"24/7 players={self._num_seats} team={self._team}"
         moves = " ".join(_event_text(e, -3, self._team) for e in self._events)
         if self._game is None:
             return f"{head}\ndealing: {moves}"
-        pending = f"\npending {action_name(self._pending)}" if self._pending >= 0 else ""
+        pending = f"\npending {rules.action_text(self._pending)}" if self._pending >= 0 else ""
         return f"{head}\n{moves}{pending}\nscores {self._game.scores.tolist()} over={self._game.is_over}"
 
     # --- sampling worlds -------------------------------------------------------------------
@@ -292,8 +292,7 @@ def _draw_next(game: GameState, value: int) -> None:
     """Make `value` the next tile of the engine's bag. The bag order is hidden and not
     decided until a draw's chance node picks the tile; the engine draws from the front."""
     _, info = game.arrays
-    front = int(info[layout.BAG_POS])
-    bag = info[layout.DEAL + front:layout.DEAL + rules.NUM_TILES]
+    bag = access.bag_of(info)
     j = int(np.flatnonzero(bag == value)[0])
     bag[0], bag[j] = bag[j], bag[0]
 
@@ -301,19 +300,6 @@ def _draw_next(game: GameState, value: int) -> None:
 def _event_action(event) -> int:
     kind, _, value = event
     return value if kind == "act" else value - 1
-
-
-def action_name(action: int) -> str:
-    if action < rules.PASS_ACTION:
-        cell, value = rules.decode_action(action)
-        return f"{value}@({cell // rules.BOARD_SIZE},{cell % rules.BOARD_SIZE})"
-    if action == rules.PASS_ACTION:
-        return "pass"
-    return f"show {action - rules.SHOW_BASE + 1}"
-
-
-def _partner(seat: int) -> int:
-    return next(s for team in rules.TEAMS for s in team if seat in team and s != seat)
 
 
 def _event_text(event, viewer: int, team: bool) -> str:
@@ -328,9 +314,9 @@ def _event_text(event, viewer: int, team: bool) -> str:
         return f"s{seat}+{value if full or seat == viewer else '?'}"
     if kind == "draw":
         return f"s{seat}+{value if full or seat == viewer else '?'}"
-    if value >= rules.SHOW_BASE and not (full or seat == viewer or (team and seat == _partner(viewer))):
+    if value >= rules.SHOW_BASE and not (full or seat == viewer or (team and seat == rules.partner(viewer))):
         return f"s{seat}:show ?"
-    return f"s{seat}:{action_name(value)}"
+    return f"s{seat}:{rules.action_text(value)}"
 
 
 # --- resampling ----------------------------------------------------------------------------
@@ -376,7 +362,7 @@ def _resample_setup(state: TwentyFourSevenState, player: int, rng: np.random.Gen
 
 
 def _partner_or_none(player: int, team: bool) -> int:
-    return _partner(player) if team else -1
+    return rules.partner(player) if team else -1
 
 
 def _tile_list(counts) -> list[int]:
@@ -450,17 +436,17 @@ def observation_text(state: TwentyFourSevenState, player: int) -> str:
         return f"p{player} dealing start={start} hand={sorted(mine)}"
     text = _position_text(game, player)
     if state._pending >= 0:
-        text += f" pending={action_name(state._pending)}"
+        text += f" pending={rules.action_text(state._pending)}"
     return text
 
 
 def _position_text(game: GameState, player: int) -> str:
     view = PlayerView(game, player)
     last = view.last_action
-    if last >= rules.SHOW_BASE and view.current_player not in (player, _partner(player)):
+    if last >= rules.SHOW_BASE and view.current_player not in (player, rules.partner(player)):
         last = "show ?"  # the mover, still to place, showed its partner a tile
     elif last >= 0:
-        last = action_name(last)
+        last = rules.action_text(last)
     board = "".join(str(v) if v < 10 else "T" for v in view.board.reshape(-1).tolist())
     timeouts = ",".join(map(str, view.timeout_cells))
     text = (f"p{player} board={board} timeouts={timeouts} scores={view.scores.tolist()} "

@@ -1,8 +1,10 @@
-"""Pictures of a 24/7 game: clear text (``ansi``) and an RGB array (``rgb_array``).
+"""Pictures of a 24/7 game: the text board (`board_text`, the env's ``ansi`` mode, the
+terminal game and replays) and an RGB array (``rgb_array``); and a move's score in words
+(`breakdown_text`).
 
-Both read an engine `GameState` and show only public information plus, optionally, the
-hand of one viewing seat. The RGB picture is drawn with numpy alone (a 3x5 pixel font),
-so it is fast and needs no plotting library. For notebooks and documents, `env.render_svg`
+Both read an engine `GameState` (the text board also a `PlayerView`) and show only public
+information plus, optionally, the hand of one viewing seat. The RGB picture is drawn with
+numpy alone (a 3x5 pixel font), so it is fast and needs no plotting library. For notebooks and documents, `env.render_svg`
 draws a cleaner picture (SVG inline in Jupyter, PNG through matplotlib).
 """
 
@@ -13,56 +15,100 @@ import numpy as np
 from engine import rules
 
 # --- text ------------------------------------------------------------------------------
-LEGEND = "legend: 2x = empty Double Time cell, # = Time Out, 7x = tile on Double Time, * = last move"
+# One text board for every front end: the env's ``ansi``/``human`` modes, the terminal game
+# and `evaluate.py replay`. Each cell is 5 characters; every cell state reads differently:
+# parentheses mark a Double Time cell, "." an empty cell, "##" a Time Out stone, "*" after
+# a tile the last move.
+LEGEND = ("legend:  .  empty cell   ( .) empty Double Time cell (doubles a move)   7  tile\n"
+          "        ( 7) tile on Double Time   ## Time Out stone, (##) on Double Time   7* last move")
+
+
+def cell_text(value: int, double: bool, timeout: bool, last: bool) -> str:
+    """One cell of the text board (5 characters), see `LEGEND`."""
+    mark = "*" if value and last else " "
+    body = f"{value:>2}" if value else "##" if timeout else " ."
+    return f"({body}){mark}" if double else f" {body}{mark} "
+
+
+def player_name(seat: int, names=None) -> str:
+    """'player 1', or 'player 1 (greedy)' given a name per seat."""
+    name = names[seat] if names is not None and seat < len(names) else None
+    return f"player {seat}" + (f" ({name})" if name else "")
+
+
+def board_text(game, viewer: int | None = None, names=None, legend: bool = True) -> str:
+    """The text board: status, each player's minutes and tiles, the 7x7 board (see
+    `LEGEND`) and `viewer`'s hand. `game` is an engine `GameState` or a `PlayerView`;
+    `viewer` defaults to the view's seat, else the seat to move; -1 shows no hand.
+    `names` gives each seat a label ('you', an agent spec) shown after its number."""
+    n = game.num_players
+    own = getattr(game, "seat", None)  # a PlayerView holds one seat's hand only
+    if viewer is None:
+        viewer = own if own is not None else game.current_player
+    if own is not None and viewer not in (own, -1):
+        raise ValueError(f"a view of seat {own} shows no other seat's hand, got viewer={viewer}")
+    if not -1 <= viewer < n:
+        raise ValueError(f"viewer must be -1 (no hand) or a seat in 0..{n - 1}, got {viewer!r}")
+    board, timeout = game.board, set(game.timeout_cells)
+    last = game.last_action
+    last_cell = rules.decode_action(last)[0] if 0 <= last < rules.PASS_ACTION else -1
+    double = set(rules.DOUBLE_TIME_CELLS)
+    status = "game over" if game.is_over else f"{player_name(game.current_player, names)} to move"
+    lines = [f"24/7  turn {game.turn}  bag {game.bag_size}  {status}"
+             + ("  (teams: 0+2 vs 1+3)" if game.team else "")]
+    scores, sizes = game.scores, game.hand_sizes
+    lines.append("scores: " + " | ".join(f"{player_name(s, names)} {int(scores[s])} min, {int(sizes[s])} tiles"
+                                        for s in range(n)))
+    if game.team:
+        lines.append(f"teams: 0+2 {int(scores[0] + scores[2])} min | 1+3 {int(scores[1] + scores[3])} min")
+    lines.append("     " + "".join(f"{c:^5}" for c in range(rules.BOARD_SIZE)).rstrip())
+    for r in range(rules.BOARD_SIZE):
+        cells = [cell_text(int(board[r, c]), cell in double, cell in timeout, cell == last_cell)
+                 for c, cell in ((c, rules.cell_of(r, c)) for c in range(rules.BOARD_SIZE))]
+        lines.append(f"  {r}  " + "".join(cells).rstrip())
+    if legend:
+        lines.append(LEGEND)
+    if viewer >= 0:
+        hand = game.hand if own is not None else game.hands[viewer]
+        tiles = [str(v + 1) for v in range(rules.MAX_VALUE) for _ in range(int(hand[v]))]
+        lines.append(f"hand of {player_name(viewer, names)}: " + (" ".join(tiles) if tiles else "(empty)"))
+        if game.team:
+            partner = rules.partner(viewer)
+            shown = game.partner_shown if own is not None else int(game.shown_tiles[partner])
+            if shown:
+                lines.append(f"partner {player_name(partner, names)} shows: {shown}")
+    return "\n".join(lines)
 
 
 def ansi(state, viewer: int | None = None) -> str:
-    """The board, scores, hand sizes, bag and `viewer`'s hand (default: the seat to move)
-    as text. `viewer=-1` shows no hand."""
-    n = state.num_players
-    board = state.board
-    timeout = set(state.timeout_cells)
-    last = state.last_action
-    last_cell = last // rules.MAX_VALUE if 0 <= last < rules.PASS_ACTION else -1
-    double = set(rules.DOUBLE_TIME_CELLS)
-    lines = []
-    status = "game over" if state.is_over else f"player_{state.current_player} to move"
-    lines.append(f"24/7  turn {state.turn}  bag {state.bag_size}  {status}"
-                 + ("  (team: 0+2 vs 1+3)" if state.team else ""))
-    scores = state.scores
-    sizes = state.hand_sizes
-    lines.append("scores: " + "  ".join(f"player_{s} {int(scores[s])} ({int(sizes[s])} tiles)"
-                                        for s in range(n)))
-    if state.team:
-        lines.append(f"teams: 0+2 {int(scores[0] + scores[2])}  1+3 {int(scores[1] + scores[3])}")
-    lines.append("     " + "".join(f"{c:>4}" for c in range(rules.BOARD_SIZE)))
-    for r in range(rules.BOARD_SIZE):
-        row = []
-        for c in range(rules.BOARD_SIZE):
-            cell = r * rules.BOARD_SIZE + c
-            v = int(board[r, c])
-            if v:
-                mark = "*" if cell == last_cell else ("x" if cell in double else " ")
-                row.append(f" {v:>2}{mark}")
-            elif cell in timeout:
-                row.append("  # ")
-            elif cell in double:
-                row.append(" 2x ")
-            else:
-                row.append("  . ")
-        lines.append(f"  {r:>2} " + "".join(row))
-    lines.append(LEGEND)
-    if viewer is None:
-        viewer = state.current_player
-    if viewer is not None and 0 <= viewer < n:
-        hand = state.hands[viewer]
-        tiles = [str(v + 1) for v in range(rules.MAX_VALUE) for _ in range(int(hand[v]))]
-        lines.append(f"hand of player_{viewer}: " + (" ".join(tiles) if tiles else "(empty)"))
-        if state.team:
-            shown = int(state.shown_tiles[rules.partner(viewer)])
-            if shown:
-                lines.append(f"partner player_{rules.partner(viewer)} shows: {shown}")
-    return "\n".join(lines)
+    """The env's text mode: `board_text` of `state` with `viewer`'s hand (default: the
+    seat to move; -1: none)."""
+    return board_text(state, viewer)
+
+
+# --- score breakdowns ----------------------------------------------------------------------
+_KIND_WORDS = {"sum7": "sum 7", "sum24": "sum 24", "24in7": "24 in 7 tiles", "24/7": "24/7 bonus"}
+
+
+def _kind_words(kind: str) -> str:
+    if kind in _KIND_WORDS:
+        return _KIND_WORDS[kind]
+    if kind.startswith("run"):
+        return f"run of {kind[3:]}"
+    if kind.startswith("set"):
+        return f"set of {kind[3:]}"
+    return kind
+
+
+def breakdown_text(breakdown, points: int) -> str:
+    """A move's score in words, from the engine's breakdown (`GameState.last_breakdown`):
+    'sum 24 (row) + run of 4 (col), doubled: 160'; 'no minutes' for nothing."""
+    parts = [_kind_words(c.kind) + (f" ({c.axis})" if c.axis else "")
+             for c in breakdown if c.kind != "double_time"]
+    if not parts:
+        return "no minutes"
+    doubled = any(c.kind == "double_time" for c in breakdown)
+    return " + ".join(parts) + (", doubled" if doubled else "") + f": {points}"
 
 
 # --- pictures ----------------------------------------------------------------------------

@@ -36,6 +36,8 @@ import numpy as np
 
 from engine import rules
 
+from .render import breakdown_text
+
 # --- geometry and colours ------------------------------------------------------------------
 CELL = 56  # pixels per cell
 EDGE = 22  # room for row / column numbers
@@ -137,20 +139,6 @@ def _normalize_marks(marks) -> list[tuple[int, int, str, str]]:
     return out
 
 
-def describe_breakdown(breakdown) -> str:
-    """'sum24 row 40 + sum7 col 20 + double_time 60' (empty for no scoring entries)."""
-    parts = []
-    for comb in breakdown:
-        axis = f" {comb.axis}" if comb.axis else ""
-        parts.append(f"{comb.kind}{axis} {comb.minutes}")
-    return " + ".join(parts)
-
-
-def _cell_text(cell: int) -> str:
-    r, c = divmod(cell, rules.BOARD_SIZE)
-    return f"(row {r}, col {c})"
-
-
 # --- layout ----------------------------------------------------------------------------------
 def _layout(state, viewer=None, caption=True, marks=None, title=None, coords=True):
     """(width, height, shapes) of the picture of `state`, in pixels."""
@@ -240,13 +228,10 @@ def _caption(p, shapes, x, y, width) -> float:
         line(f"teams: 0+2 {sc[0] + sc[2]} min, 1+3 {sc[1] + sc[3]} min", 12, MUTED)
     last = p["last"]
     if 0 <= last < rules.PASS_ACTION:
-        cell, value = rules.decode_action(last)
         total = sum(c.minutes for c in p["breakdown"])
-        how = describe_breakdown(p["breakdown"])
-        line(f"last move: {value} at {_cell_text(cell)}: "
-             + (f"+{total} min = {how}" if how else "no minutes"), 11.5, LAST)
+        line(f"last move: {rules.action_text(last)}: {breakdown_text(p['breakdown'], total)}", 11.5, LAST)
     elif last == rules.PASS_ACTION:
-        line("last move: pass", 11.5, LAST)
+        line(f"last move: {rules.action_text(last)}", 11.5, LAST)
     if p["hand"] is not None:
         hand = p["hand"]
         tiles = [v + 1 for v in range(rules.MAX_VALUE) for _ in range(int(hand[v]))]

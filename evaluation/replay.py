@@ -1,7 +1,7 @@
 """Replaying a saved game: `python evaluate.py replay OUT/games.jsonl --game N [--step K]`.
 
-Games are saved with their deal and moves when the run used ``--save-games``; the
-board comes from env.render when it is there, else from a minimal text fallback.
+Games are saved with their deal and moves when the run used ``--save-games``; the board
+is `env.render.board_text`, the text board of the env and the terminal game.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from engine import GameState, rules
+from env.render import board_text, breakdown_text, player_name
 
 
 def read_records(path: str | Path) -> list[dict]:
@@ -60,67 +61,38 @@ def load_game(path: str | Path, game: int) -> dict:
     raise ValueError(f"game {game} is not in {path} (games there: {span})")
 
 
-def render_board(state: GameState, viewer: int | None = None) -> str:
-    """env.render's text board (with the hand of the seat to move), else a fallback."""
-    try:
-        from env.render import ansi
-    except ImportError:
-        return _fallback_render(state)
-    return ansi(state, viewer=viewer)
-
-
-def _fallback_render(state: GameState) -> str:
-    board, timeout = state.board, set(state.timeout_cells)
-    rows = []
-    for r in range(rules.BOARD_SIZE):
-        cells = []
-        for c in range(rules.BOARD_SIZE):
-            cell = rules.cell_of(r, c)
-            v = int(board[r, c])
-            cells.append(f"{v:>3}" if v else "  #" if cell in timeout else
-                         " 2x" if cell in rules.DOUBLE_TIME_CELLS else "  .")
-        rows.append("".join(cells))
-    rows.append("scores: " + " ".join(str(int(s)) for s in state.scores))
-    return "\n".join(rows)
-
-
-def describe_move(action: int) -> str:
-    if action == rules.PASS_ACTION:
-        return "pass"
-    if action >= rules.SHOW_BASE:
-        return f"shows {action - rules.SHOW_BASE + 1} to partner"
-    cell, value = rules.decode_action(action)
-    return f"{value} at ({cell // rules.BOARD_SIZE},{cell % rules.BOARD_SIZE})"
-
-
 def replay_text(record: dict, step: int | None = None) -> str:
     """The game's header, the board after `step` moves (default: the end) and the move
-    list with the minutes each move scored."""
+    list with the minutes each move scored and why. A record of an unfinished game (a
+    game saved mid-way, a forfeit) says so."""
     state = GameState.from_deal(record["deal"], record["num_players"], record["team"])
     actions = record["actions"]
     step = len(actions) if step is None else step
     if not 0 <= step <= len(actions):
         raise ValueError(f"--step must be in 0..{len(actions)}, got {step}")
-    labels = record.get("labels") or record.get("seats") or [f"seat{s}" for s in range(record["num_players"])]
+    labels = record.get("labels") or record.get("seats") or [None] * record["num_players"]
+    names = [str(a) if a else None for a in labels]
     lines = [f"game {record['game']}  deal {record.get('deal_index', '?')} (seed {record.get('deal_seed', '?')})  "
-             + "  ".join(f"seat {s}: {a}" for s, a in enumerate(labels)),
+             + "  ".join(player_name(s, names) for s in range(record["num_players"])),
              "moves:"]
     board_at = state.clone() if step == 0 else None
-    width = max(len(str(a)) for a in labels)
+    width = max(len(player_name(s, names)) for s in range(record["num_players"]))
     for n, action in enumerate(actions, 1):
         seat = state.current_player
         points = state.step(action)
-        combos = ", ".join(f"{c.kind}{'' if c.axis is None else ' ' + c.axis} {c.minutes}"
-                           for c in state.last_breakdown)
+        why = f"  {breakdown_text(state.last_breakdown, points)}" if action < rules.PASS_ACTION else ""
         mark = "  <- shown board" if n == step and step < len(actions) else ""
-        lines.append(f"  {n:>3}. seat {seat} {labels[seat]:<{width}}  {describe_move(action):<12} {points:>+5}"
-                     + (f"  [{combos}]" if combos else "") + mark)
+        lines.append(f"  {n:>3}. {player_name(seat, names):<{width}}  {rules.action_text(action):<12} {points:>+5}"
+                     + why + mark)
         if n == step:
             board_at = state.clone()
-    end = f"final scores {record['scores']}  ranking {record['ranking']}"
+    if state.is_over:
+        end = f"final scores {state.scores.tolist()}  ranking {state.ranking().tolist()}"
+    else:
+        end = f"scores so far (game not finished) {state.scores.tolist()}"
     if record.get("forfeit") is not None:
-        end += f"  (seat {record['forfeit']} forfeited: {(record.get('error') or '').splitlines()[0]})"
+        end += f"  (player {record['forfeit']} forfeited: {(record.get('error') or 'no reason saved').splitlines()[0]})"
     lines.append(end)
-    title = "final board" if step == len(actions) else f"board after {step} move(s)"
-    lines += ["", f"{title}:", render_board(board_at)]
+    title = "final board" if step == len(actions) and state.is_over else f"board after {step} move(s)"
+    lines += ["", f"{title}:", board_text(board_at, names=names)]
     return "\n".join(lines)

@@ -269,7 +269,7 @@ def format_results(res: dict, sprt: dict | None = None) -> str:
            f" = {res['games']} games" + (f", {res['void_games']} void" if res["void_games"] else "")]
     m = res["rating_method"]
     out.append(f"\nRatings: Bradley-Terry Elo, {m['anchor']}; 95% CI: {m['ci95']}")
-    rows = [["#", "agent", "Elo", "95% CI", "games", "score", "minutes", "forfeits"]]
+    rows = [["#", "agent", "Elo", "95% CI", "games", "score", "mean game score", "forfeits"]]
     for n, (label, r) in enumerate(res["ratings"].items(), 1):
         lo, hi = r["ci95"]
         rows.append([str(n), label, _f(r["value"], "+.0f"), f"[{_f(lo, '+.0f')}, {_f(hi, '+.0f')}]",
@@ -280,7 +280,7 @@ def format_results(res: dict, sprt: dict | None = None) -> str:
     if why:
         out.append("  forfeits (the seat ranks last): " + "; ".join(why))
     out.append("\nPairs (first agent's view; win rate counts a draw as half; CI: bootstrap over deals)")
-    rows = [["agent", "opponent", "games", "W", "D", "L", "win rate", "95% CI", "margin", "95% CI", "minutes"]]
+    rows = [["agent", "opponent", "games", "W", "D", "L", "win rate", "95% CI", "margin", "95% CI", "mean game scores"]]
     order = list(res["ratings"])
     for key, p in sorted(res["pairs"].items(), key=lambda kv: (order.index(kv[1]["agent"]),
                                                                order.index(kv[1]["opponent"]))):

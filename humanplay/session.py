@@ -31,6 +31,7 @@ import agents
 from engine import GameState, random_deal, rules
 from engine.view import PlayerView
 from env.observation import encode
+from env.render import breakdown_text
 from evaluation.replay import read_records
 
 from .redeal import RedealError, redeal
@@ -51,11 +52,11 @@ class Move:
 
     @property
     def text(self) -> str:
-        return describe_action(self.action)
+        return rules.action_text(self.action)
 
     @property
     def explanation(self) -> str:
-        return describe_breakdown(self.breakdown, self.points)
+        return breakdown_text(self.breakdown, self.points)
 
     def visible_to(self, seat: int, team: bool) -> bool:
         """Whether `seat` may see this move in full: a shown value is seen only by the
@@ -68,41 +69,6 @@ class Move:
         return {"seat": self.seat, "action": self.action if visible else None,
                 "move": self.text if visible else "shows a tile to its partner", "points": self.points,
                 "breakdown": self.explanation if self.action < rules.PASS_ACTION else ""}
-
-
-# --- words for moves and scores ---------------------------------------------------------------
-_KIND_WORDS = {"sum7": "sum 7", "sum24": "sum 24", "24in7": "24 in 7 tiles", "24/7": "24/7 bonus"}
-
-
-def _kind_words(kind: str) -> str:
-    if kind in _KIND_WORDS:
-        return _KIND_WORDS[kind]
-    if kind.startswith("run"):
-        return f"run of {kind[3:]}"
-    if kind.startswith("set"):
-        return f"set of {kind[3:]}"
-    return kind
-
-
-def describe_breakdown(breakdown, points: int) -> str:
-    """'sum 24 (row) + run of 4 (col), doubled: 160'; 'no minutes' for nothing."""
-    parts = [_kind_words(c.kind) + (f" ({c.axis})" if c.axis else "")
-             for c in breakdown if c.kind != "double_time"]
-    if not parts:
-        return "no minutes"
-    doubled = any(c.kind == "double_time" for c in breakdown)
-    return " + ".join(parts) + (", doubled" if doubled else "") + f": {points}"
-
-
-def describe_action(action: int) -> str:
-    """'7 at (2,3)', 'pass' or 'show 4'."""
-    if action == rules.PASS_ACTION:
-        return "pass"
-    if action >= rules.SHOW_BASE:
-        return f"show {action - rules.SHOW_BASE + 1}"
-    cell, value = rules.decode_action(action)
-    row, col = divmod(cell, rules.BOARD_SIZE)
-    return f"{value} at ({row},{col})"
 
 
 def placement_score(view: PlayerView, action: int, rng: np.random.Generator) -> tuple[int, tuple]:
@@ -317,7 +283,7 @@ class Session:
         if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
             raise ValueError(f"an action must be an integer id, got {action!r}")
         if not self._state.is_legal(int(action)):
-            raise ValueError(f"{_action_words(int(action))} is not legal now")
+            raise ValueError(f"{rules.action_text(action)} is not legal now")
         if replies is not None:
             self._check_replies(replies, int(action))
         first = len(self.moves)
@@ -424,13 +390,13 @@ class Session:
             choice = int(agent.act(obs, view))
             rows = [{"action": choice, "share": None, "value": None}]
         for row in rows:
-            row["move"] = describe_action(row["action"])
+            row["move"] = rules.action_text(row["action"])
             if row["action"] < rules.PASS_ACTION:
                 points, breakdown = placement_score(view, row["action"], self._rng)
-                row["points"], row["breakdown"] = points, describe_breakdown(breakdown, points)
+                row["points"], row["breakdown"] = points, breakdown_text(breakdown, points)
             else:
                 row["points"], row["breakdown"] = 0, "no minutes"
-        return {"agent": self.hint_spec, "action": int(choice), "move": describe_action(int(choice)),
+        return {"agent": self.hint_spec, "action": int(choice), "move": rules.action_text(int(choice)),
                 "moves": rows, "legal": len(legal)}
 
     def data(self) -> dict:
@@ -469,9 +435,3 @@ def _playable(label) -> str:
     except ValueError:
         return "greedy"
     return label
-
-
-def _action_words(action: int) -> str:
-    if 0 <= action < rules.NUM_TEAM_ACTIONS:
-        return describe_action(action)
-    return f"action {action} (ids are 0..{rules.NUM_TEAM_ACTIONS - 1})"

@@ -7,6 +7,9 @@ games.jsonl format plus what rebuilds the session: seed, hint agent, the agents'
 replies, where the finished game was saved). A game is written in one transaction after
 each change, before the answer leaves the server: an answered move is on disk.
 
+Finished games are kept for ``--prune-after-days`` (default 30) after their last change,
+then deleted (`Store.prune`) at the server's start and every hour; unfinished games stay.
+
 The database runs in WAL mode with ``synchronous=NORMAL``: a commit is in the OS's hands
 when it returns, which survives the death of the process (not a power cut). Every call
 runs on the server's event loop thread; one connection serves them all.
@@ -93,6 +96,31 @@ class Store:
                                  (sid, game_id, now))
         if current:
             self._current[sid] = game_id  # after the commit: a failed write changes nothing here
+
+    def prune(self, max_age: float, now: float | None = None) -> list[str]:
+        """Delete the finished games not changed for `max_age` seconds, and the browsers
+        not seen for that long whose current game is gone; unfinished games are never
+        touched. Returns the ids of the deleted games (one transaction)."""
+        if not max_age > 0:
+            raise ValueError(f"max_age must be a positive number of seconds, got {max_age!r}")
+        cutoff = (time.time() if now is None else now) - max_age
+        with self._db:
+            self._db.execute("BEGIN")
+            gone = [row[0] for row in self._db.execute(
+                "SELECT id FROM games WHERE updated < ? AND json_extract(data, '$.over') = 1", (cutoff,))]
+            self._db.executemany("DELETE FROM games WHERE id = ?", [(g,) for g in gone])
+            self._db.execute("UPDATE browsers SET game = NULL WHERE game IS NOT NULL "
+                             "AND game NOT IN (SELECT id FROM games)")
+            left = [row[0] for row in self._db.execute(
+                "SELECT sid FROM browsers WHERE game IS NULL AND seen < ?", (cutoff,))]
+            self._db.execute("DELETE FROM browsers WHERE game IS NULL AND seen < ?", (cutoff,))
+        deleted = set(gone)
+        for sid in left:
+            self._current.pop(sid, None)
+        for sid, game in self._current.items():
+            if game in deleted:
+                self._current[sid] = None
+        return gone
 
     def count_games(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM games").fetchone()[0]

@@ -12,8 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from engine import rules
+from env import render
 
-from .session import Move, Session, describe_action, save_record
+from .session import Move, Session, save_record
 
 HELP = """\
 moves:  ROW COL VALUE (e.g. "3 4 7"), an action id (e.g. 253), "pass" when you cannot place,
@@ -21,55 +22,27 @@ moves:  ROW COL VALUE (e.g. "3 4 7"), an action id (e.g. 253), "pass" when you c
 other:  hint (what the hint agent would play and why), undo (take back your last move and
         the replies), moves (your legal moves), board, help, quit (saves the game)"""
 
-LEGEND = "2x = Double Time cell (doubles a move), ## = Time Out stone, [v] = last move, (v) = on Double Time"
+def names(session: Session) -> list[str]:
+    """Each seat's label on the board: 'you', 'partner, <agent>' or the agent's spec."""
+    out = []
+    for s, label in enumerate(session.labels):
+        if s == session.seat:
+            out.append("you")
+        elif session.team and s == rules.partner(session.seat):
+            out.append(f"partner, {label}")
+        else:
+            out.append(label)
+    return out
 
 
-def board_text(view) -> str:
-    """The board, scores, tiles left and the viewer's hand, from a PlayerView."""
-    board, timeout = view.board, set(view.timeout_cells)
-    last = view.last_action
-    last_cell = last // rules.MAX_VALUE if 0 <= last < rules.PASS_ACTION else -1
-    double = set(rules.DOUBLE_TIME_CELLS)
-    lines = ["      " + "".join(f"{c:^5}" for c in range(rules.BOARD_SIZE))]
-    for r in range(rules.BOARD_SIZE):
-        cells = []
-        for c in range(rules.BOARD_SIZE):
-            cell = rules.cell_of(r, c)
-            v = int(board[r, c])
-            if v:
-                left, right = ("[", "]") if cell == last_cell else ("(", ")") if cell in double else (" ", " ")
-                cells.append(f"{left}{v:>2}{right} ")
-            elif cell in timeout:
-                cells.append("  ## ")
-            elif cell in double:
-                cells.append("  2x ")
-            else:
-                cells.append("   . ")
-        lines.append(f"  {r:>2}  " + "".join(cells))
-    lines.append(LEGEND)
-    lines.append(_scores_line(view))
-    hand = [str(v + 1) for v in range(rules.MAX_VALUE) for _ in range(int(view.hand[v]))]
-    lines.append(f"your hand (seat {view.seat}): " + (" ".join(hand) if hand else "(empty)")
-                 + f"   bag: {view.bag_size}")
-    if view.partner_shown:
-        lines.append(f"your partner shows you a {view.partner_shown}")
-    return "\n".join(lines)
-
-
-def _scores_line(view) -> str:
-    scores, sizes = view.scores, view.hand_sizes
-    parts = []
-    for s in range(view.num_players):
-        who = "you" if s == view.seat else "partner" if view.team and s == rules.partner(view.seat) else f"seat {s}"
-        parts.append(f"{who}: {int(scores[s])} min, {int(sizes[s])} tiles")
-    line = "scores  " + "  |  ".join(parts)
-    if view.team:
-        line += f"  |  teams 0+2: {int(scores[0] + scores[2])}, 1+3: {int(scores[1] + scores[3])}"
-    return line
+def board_text(view, session: Session) -> str:
+    """The board as the person sees it (`env.render.board_text`, the text board of the
+    env and of replays), with the bag in the status line."""
+    return render.board_text(view, names=names(session))
 
 
 def move_line(move: Move, session: Session) -> str:
-    who = "you" if move.seat == session.seat else f"seat {move.seat} ({session.labels[move.seat]})"
+    who = render.player_name(move.seat, names(session))
     seen = move.public(session.seat, session.team)
     if move.action >= rules.PASS_ACTION:
         return f"{who}: {seen['move']}"
@@ -146,7 +119,7 @@ def legal_text(session: Session) -> str:
             cell, value = rules.decode_action(action)
             by_value.setdefault(value, []).append(f"({cell // rules.BOARD_SIZE},{cell % rules.BOARD_SIZE})")
     lines = [f"  {v}: " + " ".join(cells) for v, cells in sorted(by_value.items())]
-    shows = [describe_action(a) for a in legal if a >= rules.SHOW_BASE]
+    shows = [rules.action_text(a) for a in legal if a >= rules.SHOW_BASE]
     if shows:
         lines.append("  " + ", ".join(shows))
     return "\n".join(lines)
@@ -156,7 +129,7 @@ def final_text(session: Session) -> str:
     view = session.view
     places = session.ranking()
     order = sorted(range(view.num_players), key=lambda s: places[s])
-    parts = [f"{places[s] + 1}. {'you' if s == session.seat else session.labels[s]} {int(view.scores[s])}"
+    parts = [f"{places[s] + 1}. {render.player_name(s, names(session))} {int(view.scores[s])} min"
              for s in order]
     text = "game over: " + ", ".join(parts)
     if session.team:
@@ -170,13 +143,13 @@ def run(session: Session, save_path: str | Path, read: Callable[[str], str] | No
     """Play `session` through `read` (default `input`) and `write` until the end or
     quit; save the record to `save_path` then. Returns the record."""
     read = read or input
-    write(f"24/7 against {', '.join(l for l in session.labels if l != 'human')}; you are seat {session.seat}. "
+    write(f"24/7 against {', '.join(l for l in session.labels if l != 'human')}; you are player {session.seat}. "
           "Type help for commands.")
     for move in session.moves:
         write(move_line(move, session))
     while not session.is_over:
         write("")
-        write(board_text(session.view))
+        write(board_text(session.view, session))
         try:
             text = read("your move> ").strip().lower()
         except EOFError:
@@ -184,7 +157,7 @@ def run(session: Session, save_path: str | Path, read: Callable[[str], str] | No
         if not _command(text, session, save_path, write):
             break
     if session.is_over:
-        write(board_text(session.view))
+        write(board_text(session.view, session))
         write(final_text(session))
     record = session.record()
     path = save_record(record, save_path)
@@ -232,7 +205,7 @@ def replay(session: Session, read: Callable[[str], str] | None = None, write: Ca
             write(f"move {step}/{last}: " + move_line(session.moves[step - 1], session))
         else:
             write(f"start (0/{last} moves)")
-        write(board_text(session.view_at(step)))
+        write(board_text(session.view_at(step), session))
         try:
             text = read("replay [enter=next, b=back, N=go to move N, q=quit]> ").strip().lower()
         except EOFError:
@@ -245,7 +218,7 @@ def replay(session: Session, read: Callable[[str], str] | None = None, write: Ca
             step = min(int(text), last)
         elif text == "":
             if step == last:
-                write(final_text(session) if session.is_over else "end of the record")
+                write(final_text(session) if session.is_over else "end of the record (game not finished)")
                 return
             step += 1
         else:

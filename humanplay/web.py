@@ -57,11 +57,11 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from engine import random_deal, rules
+from engine import GameState, random_deal, rules
 from env import render_svg
 
 from . import workers
-from .session import DEFAULT_HINT, Session, describe_action, save_record, session_from_data
+from .session import DEFAULT_HINT, Session, save_record, session_from_data
 from .store import Store
 
 STATIC = Path(__file__).parent / "static"
@@ -69,6 +69,9 @@ STATIC_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; ch
                 ".css": "text/css; charset=utf-8"}
 MAX_BODY = 1 << 20  # bytes; a game record is a few KiB
 MAX_CACHED = 1024  # sessions kept in memory (all of them are in the database too)
+DAY = 86400.0  # seconds
+PRUNE_EVERY = 3600.0  # seconds between prunes of the database (and one at the start)
+PROGRESS_EVERY = 15.0  # seconds between the warm-up's progress lines
 COOKIE = "play247"
 log = logging.getLogger("humanplay.web")
 # seconds the agents thought for the request being answered (each request runs in its own task)
@@ -100,6 +103,7 @@ class Settings:
     queue: int = 256  # jobs a pool holds (running + waiting) before it answers 503
     job_timeout: float = 120.0  # seconds an agent's job may take
     imports: tuple[str, ...] = ()  # modules the workers import (agents registered outside `agents`)
+    prune_after_days: float = 30.0  # finished games older than this leave the database (0: keep all)
 
     @property
     def db_path(self) -> Path:
@@ -162,6 +166,17 @@ class Games:
         self.store.save(game.sid, game.id, game.data(), current)
         self._remember(game)
 
+    def prune(self) -> int:
+        """Delete the finished games older than the settings' age (`Store.prune`); the
+        number deleted."""
+        days = self.settings.prune_after_days
+        if not days:
+            return 0
+        gone = self.store.prune(days * DAY)
+        for game_id in gone:
+            self._cache.pop(game_id, None)
+        return len(gone)
+
     def current(self, sid: str, game_id) -> Game:
         """The browser's game named `game_id`; 404 for an unknown id (or another
         browser's), 409 for one of its earlier games."""
@@ -221,7 +236,8 @@ class Games:
         if not session.human_to_move:
             raise ApiError(HTTPStatus.CONFLICT, "the game is over" if session.is_over else "it is not your turn")
         if action not in session.legal_actions():
-            raise ApiError(HTTPStatus.UNPROCESSABLE_ENTITY, f"illegal move: {_action_text(action)} is not legal now")
+            raise ApiError(HTTPStatus.UNPROCESSABLE_ENTITY,
+                           f"illegal move: {rules.action_text(action)} is not legal now")
         replies = []
         if session.agents_answer(action):
             replies = await self._think(self._opponents(session), workers.reply_job, session.data(), action)
@@ -313,11 +329,44 @@ def view_state(view, session: Session, moves: list[dict], replies: list[dict], g
     }
 
 
-def _warm_page() -> None:
-    """Draw one page now: the kernels the server itself runs load before the first browser."""
-    session = Session(random_deal(0), 2, False, 0, ["greedy"], 0, "greedy", check=False)
+def _warm_page(settings: Settings) -> None:
+    """Do once what a browser's first game does in this process (check the agent specs,
+    deal, draw the page, check a move), so its imports and numba kernels load (on a cold
+    cache: compile, and land in the cache the workers then read) before the first browser."""
+    session = Session(random_deal(0), settings.players, settings.team, 0, settings.opponents, 0, settings.hint)
     view_state(session.view, session, session.public_moves(), [], "warm-up")
     session.agents_answer(session.legal_actions()[0])
+    session.data()  # what `Games._commit` stores (the ranking)
+    state = GameState.from_deal(random_deal(0), 2)  # and a finished game: its page, record and replay
+    actions = []
+    while not state.is_over:
+        actions.append(state.legal_actions()[0])
+        state.step(actions[-1])
+    done = Session(random_deal(0), 2, False, 0, ["greedy"], 0, "greedy", actions, check=False)
+    view_state(done.view, done, done.public_moves(), [], "warm-up")
+    view_state(done.view_at(1), done, done.public_moves(1), [], "warm-up", step=1)
+    done.data()
+
+
+async def _warm_up(settings: Settings, pools: workers.Pools, say) -> None:
+    """Get everything a game needs ready (`_warm_page` here, then the worker pools, each
+    warmed with its agents), telling `say` how it goes every `PROGRESS_EVERY` seconds."""
+    start = time.monotonic()
+    say("warming up the engine and agents (a first run compiles numba kernels: a minute or more; "
+        "later runs: seconds)...")
+
+    async def tick():
+        while True:
+            await asyncio.sleep(PROGRESS_EVERY)
+            say(f"  still warming up ({time.monotonic() - start:.0f} s)...")
+
+    ticker = asyncio.create_task(tick())
+    try:
+        await asyncio.to_thread(_warm_page, settings)  # first, alone: the workers then load its kernels from the cache
+        await pools.start(set(settings.opponents) | {settings.hint})
+    finally:
+        ticker.cancel()
+    say(f"warm ({time.monotonic() - start:.0f} s)")
 
 
 def _int_field(body: dict, name: str, default, low: int, high: int):
@@ -327,10 +376,6 @@ def _int_field(body: dict, name: str, default, low: int, high: int):
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise ApiError(HTTPStatus.BAD_REQUEST, f"'{name}' must be an integer in {low}..{high}, got {value!r}")
     return value
-
-
-def _action_text(action: int) -> str:
-    return describe_action(action) if 0 <= action < rules.NUM_TEAM_ACTIONS else f"action {action}"
 
 
 # --- HTTP ---------------------------------------------------------------------------------------
@@ -377,9 +422,21 @@ async def read_body(request: Request) -> dict:
     return body
 
 
-def make_app(settings: Settings) -> Starlette:
-    """The game as an ASGI app. Its lifespan opens the database and starts the worker
-    pools (and closes them)."""
+async def _prune_every(games: Games, seconds: float) -> None:
+    while True:
+        await asyncio.sleep(seconds)
+        try:
+            if n := games.prune():
+                log.info("pruned %d finished games older than %g days", n, games.settings.prune_after_days)
+        except Exception:  # noqa: BLE001 (a failed prune must not stop the server; the next one retries)
+            log.exception("pruning the games database failed")
+
+
+def make_app(settings: Settings, say=None) -> Starlette:
+    """The game as an ASGI app. Its lifespan opens the database (pruning old finished
+    games), warms the engine and starts the worker pools (`_warm_up`, its progress told to
+    `say`, e.g. print; default the log), and closes them at the end."""
+    say = say or log.info
     state: dict = {}
     locks = Locks()
 
@@ -388,12 +445,18 @@ def make_app(settings: Settings) -> Starlette:
         store = Store(settings.db_path)
         pools = workers.Pools(settings.workers, settings.queue, max(settings.queue // 4, 8),
                               settings.job_timeout, settings.imports)
-        await pools.start(set(settings.opponents) | {settings.hint})
-        state["games"] = Games(settings, store, pools)
-        _warm_page()
+        games = Games(settings, store, pools)
+        pruner = None
         try:
+            if games.prune():
+                say(f"pruned the finished games older than {settings.prune_after_days:g} days")
+            await _warm_up(settings, pools, say)
+            state["games"] = games
+            pruner = asyncio.create_task(_prune_every(games, PRUNE_EVERY))
             yield
         finally:
+            if pruner is not None:
+                pruner.cancel()
             pools.close()
             store.close()
 
@@ -485,43 +548,34 @@ def _static(name: str) -> Response:
 MAX_HEAD = 64 * 1024  # bytes of a request's line and headers
 
 
-def http_protocol():
-    """uvicorn's fast HTTP parser (httptools) with a bound on the request head, which it
-    lacks (it buffers a header of any size); without httptools, h11 (bounded by MAX_HEAD)."""
-    try:
-        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-    except ImportError:
-        return "h11"
-
-    class BoundedHead(HttpToolsProtocol):
-        _head_bytes = 0
-        _in_head = True
-
-        def on_message_begin(self) -> None:
-            super().on_message_begin()
-            self._in_head, self._head_bytes = True, 0
-
-        def on_headers_complete(self) -> None:
-            self._in_head = False
-            super().on_headers_complete()
-
-        def data_received(self, data: bytes) -> None:
-            if self._in_head:
-                self._head_bytes += len(data)
-                if self._head_bytes > MAX_HEAD + 65536:  # + one read's worth of body after the head
-                    self.send_400_response(f"the request line and headers are over {MAX_HEAD} bytes")
-                    return
-            super().data_received(data)
-
-    return BoundedHead
+# uvicorn's h11 protocol, bounded by its supported option h11_max_incomplete_event_size
+# (a longer head gets a 400). Not httptools: it has no bound (it buffers a header of any
+# size) and bounding it meant subclassing uvicorn's internal protocol class; h11 costs the
+# event loop about 0.2-0.3 ms more a request (benchmarks/RESULTS.md, 2026-12-06).
+HTTP = "h11"
 
 
-def uvicorn_config(settings: Settings, host: str = "127.0.0.1", port: int = 8000, verbose: bool = False):
+def uvicorn_config(settings: Settings, host: str = "127.0.0.1", port: int = 8000, verbose: bool = False,
+                   say=None):
     import uvicorn
 
-    return uvicorn.Config(make_app(settings), host=host, port=port, log_level="info" if verbose else "warning",
+    return uvicorn.Config(make_app(settings, say), host=host, port=port, log_level="info" if verbose else "warning",
                           access_log=verbose, backlog=2048, limit_concurrency=2048, timeout_keep_alive=30,
-                          lifespan="on", http=http_protocol(), h11_max_incomplete_event_size=MAX_HEAD)
+                          lifespan="on", http=HTTP, h11_max_incomplete_event_size=MAX_HEAD)
+
+
+def _server(config, ready=None):
+    """A uvicorn server that calls `ready()` once it answers: after the app's lifespan
+    start (the warm-up) and once its sockets listen."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets=None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started and ready is not None:
+                ready()
+
+    return Server(config)
 
 
 def bind(host: str = "127.0.0.1", port: int = 8000) -> socket.socket:
@@ -539,13 +593,15 @@ def bind(host: str = "127.0.0.1", port: int = 8000) -> socket.socket:
 
 
 def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8000, verbose: bool = False,
-          sock: socket.socket | None = None) -> None:
-    """Serve until Ctrl-C or SIGTERM (uvicorn), on `sock` if given (see `bind`)."""
-    import uvicorn
-
+          sock: socket.socket | None = None, say=print) -> None:
+    """Serve until Ctrl-C or SIGTERM (uvicorn), on `sock` if given (see `bind`). `say`
+    gets the warm-up's progress, then, once the page answers, 'serving 24/7 on URL'."""
     sock = sock or bind(host, port)
+    address, port = sock.getsockname()[:2]
+    url = f"http://{f'[{address}]' if ':' in address else address}:{port}/"
+    ready = (lambda: say(f"serving 24/7 on {url} (games kept in {settings.db_path}; Ctrl-C stops)"))
     try:
-        uvicorn.Server(uvicorn_config(settings, host, sock.getsockname()[1], verbose)).run(sockets=[sock])
+        _server(uvicorn_config(settings, host, port, verbose, say), ready).run(sockets=[sock])
     finally:
         sock.close()
 

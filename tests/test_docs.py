@@ -179,3 +179,22 @@ def test_observation_generator_checks_the_table_against_the_code():
     assert row_gone != obs.__doc__
     with pytest.raises(ValueError, match="covers 63 entries"):
         generator.render(module_with_doc(obs, row_gone))
+
+
+def command_files(text: str) -> list[str]:
+    """The file paths the inline commands of a page (`python ...`, `bash ...`) name."""
+    paths = []
+    for command in re.findall(r"`((?:python|bash|pip)[^`\n]*)`", text):
+        paths += [w for w in command.split() if re.fullmatch(r"[\w./-]+\.(?:py|c|yaml|sh|json|jsonl|md)", w)
+                  and not re.search(r"\b[A-Z][A-Z_]+\b", w)]  # not a placeholder (configs/NAME.yaml)
+    return paths
+
+
+def test_readme_commands_name_only_files_of_the_repository():
+    """A user runs the README's commands in a clone: every file they name is in it."""
+    paths = command_files((ROOT / "README.md").read_text())
+    assert "benchmarks/engine_speed.py" in paths and "configs/quickstart.yaml" in paths
+    missing = [p for p in paths if not (ROOT / p).resolve().is_file() or ROOT not in (ROOT / p).resolve().parents]
+    assert missing == [], f"README commands name files a clone lacks: {missing}"
+    assert command_files("`python benchmarks/x.py --limit247 ../shared/bench/limit247.c`") == \
+        ["benchmarks/x.py", "../shared/bench/limit247.c"]

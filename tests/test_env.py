@@ -413,14 +413,15 @@ def test_render_modes():
         legal = np.flatnonzero(mask)
         e.step(int(legal[rng.integers(len(legal))]))
     text = e.render()
+    assert text == render.board_text(e.game)  # the one text board (tests/test_text_board.py)
     rows = [line for line in text.splitlines() if line[:5].strip().isdigit()]
     assert len(rows) == 7
     board = "\n".join(rows)
-    assert "scores:" in text and "hand of player_" in text
-    assert board.count("#") == len(e.game.timeout_cells) and board.count("*") == 1
+    assert "scores:" in text and "hand of player " in text
+    assert board.count("##") == len(e.game.timeout_cells) and board.count("*") == 1
     empty_double = [c for c in rules.DOUBLE_TIME_CELLS
                     if e.game.board.ravel()[c] == 0 and c not in e.game.timeout_cells]
-    assert board.count("2x") == len(empty_double)
+    assert board.count("( .)") == len(empty_double)
     picture = env_pkg.raw_env(render_mode="rgb_array")
     picture.reset(options={"deal": e.game.deal})
     img = picture.render()
@@ -536,4 +537,4 @@ def test_gym_render():
     assert e.render().shape[2] == 3
     t = env_pkg.TwentyFourSevenEnv(render_mode="ansi")
     t.reset(seed=0)
-    assert "hand of player_0" in t.render()
+    assert "hand of player 0" in t.render()

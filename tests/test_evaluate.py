@@ -312,7 +312,7 @@ def test_cli_run_and_replay(tmp_path):
     assert json.loads(read(out / "results.json"))["games"] == 4
     p = cli("replay", str(out / "games.jsonl"), "--game", "2")
     assert p.returncode == 0, p.stderr
-    assert "final board" in p.stdout and "  1. seat 0" in p.stdout
+    assert "final board" in p.stdout and "  1. player 0 (random)" in p.stdout
     p = cli("replay", str(out), "--game", "2", "--step", "3")
     assert "board after 3 move(s)" in p.stdout
     assert cli("replay", str(out), "--game", "99").returncode == 2

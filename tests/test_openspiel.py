@@ -205,7 +205,7 @@ def test_resampled_states_share_the_information_state(params):
                 differed += world._game.hands.tolist() != state._game.hands.tolist()
                 checked += 1
                 if state._team:  # the partner still shows what it showed
-                    partner = adapter._partner(player)
+                    partner = rules.partner(player)
                     assert world._game.shown_tiles[partner] == state._game.shown_tiles[partner]
         random_step(state, rng)
     assert checked >= 8 and differed > checked // 2

@@ -180,3 +180,72 @@ def test_open_a_tournament_record_and_step_through_it(server, page, tmp_path):
     page.click("#next")
     page.wait_for_function("() => !busy && document.getElementById('stepinfo').textContent.startsWith('move 1 ')")
     assert page.locator("#log li").count() == 1
+
+
+# --- a cold start ---------------------------------------------------------------------------------
+ROOT = Path(__file__).resolve().parents[1]
+COLD_START_LIMIT = 1800  # seconds for the warm-up on an empty cache (minutes on busy cores)
+
+
+def _kernels(cache: Path) -> set[str]:
+    return {str(p.relative_to(cache)) for p in cache.rglob("*") if p.suffix in (".nbi", ".nbc")}
+
+
+@pytest.mark.slow
+def test_a_cold_server_answers_once_it_says_so(browser, tmp_path):
+    """`play.py --web` on an empty numba cache shows its warm-up's progress and says
+    'serving 24/7 on URL' only once a game needs nothing more: then the page loads, a
+    game starts and a move is answered by the agents with no kernel compiled after the
+    announcement (the cache gains none), each within the page's 30 s wait."""
+    import queue
+    import socket
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    cache = tmp_path / "numba-cache"
+    cache.mkdir()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
+    server = subprocess.Popen([sys.executable, "-u", "play.py", "--web", "--port", str(port), "--workers", "1",
+                               "--opponents", "greedy", "--hint", "greedy", "--save-dir", str(tmp_path / "played")],
+                              cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in server.stdout], daemon=True).start()
+    said: list[str] = []
+    deadline = time.monotonic() + COLD_START_LIMIT
+    try:
+        while not (said and said[-1].startswith("serving 24/7 on http://")):
+            try:
+                said.append(lines.get(timeout=1).strip())
+            except queue.Empty:
+                assert server.poll() is None, f"the server ended: {said}"
+                assert time.monotonic() < deadline, f"no 'serving' line after {COLD_START_LIMIT} s: {said}"
+        assert any(line.startswith("warming up the engine and agents") for line in said[:-1]), said
+        assert f":{port}/" in said[-1]
+        compiled = _kernels(cache)
+        assert compiled  # the warm-up compiled (an empty cache)
+        context = browser.new_context(viewport={"width": 1100, "height": 720})
+        try:
+            page = context.new_page()
+            page.set_default_timeout(30_000)
+            page.goto(f"http://127.0.0.1:{port}/")
+            page.wait_for_selector("#cells .cell")
+            _wait_for_answer(page)
+            turn = page.evaluate("game.turn")
+            _play_one(page)
+            page.wait_for_function(f"() => !busy && (game.turn > {turn} || game.over)")
+            assert page.locator("#error").inner_text() == ""
+        finally:
+            context.close()
+        assert _kernels(cache) == compiled, "kernels compiled after the server said it was serving"
+    finally:
+        server.terminate()
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()

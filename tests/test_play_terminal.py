@@ -15,7 +15,8 @@ from engine import GameState, random_deal, rules
 from engine.game import Combination
 from evaluation.replay import load_game, replay_text
 from humanplay import terminal
-from humanplay.session import Session, describe_breakdown, load_record
+from env.render import breakdown_text
+from humanplay.session import Session, load_record
 
 HINT = "ismcts:iterations=200"
 
@@ -74,7 +75,7 @@ def test_scripted_game_bad_move_hint_undo_to_the_end(tmp_path):
         replayed.step(a)
     assert replayed.scores.tolist() == record["scores"]
     # every placement printed its breakdown
-    assert "you: " in text and ("sum 7" in text or "sum 24" in text)
+    assert "player 0 (you): " in text and ("sum 7" in text or "sum 24" in text)
 
 
 def test_quit_saves_a_record_that_opens_in_evaluate_replay_and_play_load(tmp_path, monkeypatch, capsys):
@@ -84,7 +85,9 @@ def test_quit_saves_a_record_that_opens_in_evaluate_replay_and_play_load(tmp_pat
     terminal.run(session, save, script.read, script.write)
     assert "game saved to" in script.text
     rec = load_game(save, 0)  # evaluate.py replay's reader
-    assert "seat 0 human" in replay_text(rec)
+    shown = replay_text(rec)
+    assert "player 0 (human)" in shown and "scores so far (game not finished)" in shown
+    assert "final" not in shown
     assert rec["actions"] == session.actions and len(rec["actions"]) == 2
     # play.py --load goes on with it (greedy replies as before), then quits again
     lines = iter(["quit"])
@@ -145,8 +148,8 @@ def test_bad_options_are_refused():
 
 def test_breakdown_words():
     combos = (Combination("sum24", "row", 40), Combination("run4", "col", 40), Combination("double_time", None, 80))
-    assert describe_breakdown(combos, 160) == "sum 24 (row) + run of 4 (col), doubled: 160"
-    assert describe_breakdown((), 0) == "no minutes"
+    assert breakdown_text(combos, 160) == "sum 24 (row) + run of 4 (col), doubled: 160"
+    assert breakdown_text((), 0) == "no minutes"
 
 
 def _hidden_twin(deal: np.ndarray, num_players: int) -> np.ndarray:

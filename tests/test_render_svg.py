@@ -13,6 +13,7 @@ matplotlib.use("Agg")
 from engine import GameState, rules  # noqa: E402
 from engine.view import PlayerView  # noqa: E402
 from env import render_svg as R  # noqa: E402
+from env.render import breakdown_text  # noqa: E402
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -52,7 +53,8 @@ def test_board_svg_shows_the_position():
     assert len(outlined) == 1  # the last move
     caption = " ".join(t for t in texts(svg) if t)
     assert f"turn {g.turn}" in caption and f"player_{g.current_player} to move" in caption
-    assert "last move:" in caption and g.last_breakdown[0].kind in caption
+    points = sum(c.minutes for c in g.last_breakdown)
+    assert "last move:" in caption and breakdown_text(g.last_breakdown, points) in caption
     assert f"hand of player_{g.current_player}" in caption
     for s in range(2):
         assert f"player_{s}: {int(g.scores[s])} min" in caption
@@ -131,4 +133,4 @@ def test_breakdown_of_a_state_stepped_by_the_env():
         legal = np.flatnonzero(e.observe(e.agent_selection)["action_mask"])
         e.step(int(legal[rng.integers(len(legal))]))
     caption = " ".join(t for t in texts(R.board_svg(e.game)) if t)
-    assert R.describe_breakdown(e.last_breakdown) in caption
+    assert breakdown_text(e.last_breakdown, sum(c.minutes for c in e.last_breakdown)) in caption

@@ -62,7 +62,7 @@ class RunDir:
         earlier = [p.name for p in (self.checkpoint, self.metrics_csv) if p.exists()]
         if earlier:
             raise ValueError(f"{self.path} already holds a run ({', '.join(earlier)}); "
-                             f"use --resume {self.path} or another name")
+                             f"use --resume {self.path} to go on with it, or --set name=NEW for a new run")
         self.path.mkdir(parents=True, exist_ok=True)
         save_config(self.config_file, cfg)
         self.config_changed = False
