@@ -228,6 +228,12 @@ def analyse(records: list[dict], kinds, boot: int = 2000, seed: int = 0) -> dict
         stats["total_variance"] = {"mean": float(z.var(ddof=1)), "ci95": _interval(
             np.array([z[d].var(ddof=1) for d in draws[:500]]))}
         total = z.var(ddof=1)
+        if kind == "info":  # does the evaluator follow the worlds' hidden tiles? its spread over the worlds of a
+            # view, and how it moves with their results (an evaluator that tracked the ideal full-state value
+            # would show a covariance near floor(info) - floor(full), the ideal value's own spread)
+            dv, dz = v - v.mean(axis=1, keepdims=True), z - z.mean(axis=1, keepdims=True)
+            stats["within_view_value_variance"] = float(v.var(axis=1, ddof=1).mean())
+            stats["within_view_covariance"] = float(((dv * dz).sum(axis=1) / (k - 1)).mean())
         if "full" in kinds and kind != "full":  # the full-state evaluator on re-dealt worlds, less the full floor
             full_within = np.array([r["full"] for r in records]).var(axis=1, ddof=1)
             stats["world_gap_to_full_floor"] = {"mean": float((world_sq - full_within).mean()), "ci95": _interval(
@@ -245,10 +251,18 @@ def analyse(records: list[dict], kinds, boot: int = 2000, seed: int = 0) -> dict
         stats["today_gap_to_floor"] = float(TODAY_HELD_OUT_MSE - within.mean())
         # by game phase: thirds of the move number
         phase = np.array([r["move"] / r["length"] for r in records])
-        stats["by_phase"] = {name: {"positions": int(m.sum()), "floor": float(within[m].mean()),
-                                    "mse": float(sq[m].mean())}
-                             for name, m in (("early", phase < 1 / 3), ("middle", (phase >= 1 / 3) & (phase < 2 / 3)),
-                                             ("late", phase >= 2 / 3)) if m.any()}
+        bag = np.array([r["bag"] for r in records])
+        stats["by_phase"] = {}
+        for name, m in (("early", phase < 1 / 3), ("middle", (phase >= 1 / 3) & (phase < 2 / 3)),
+                        ("late", phase >= 2 / 3), ("bag empty", bag == 0)):
+            if m.sum() >= 2:
+                rows = np.flatnonzero(m)
+                sub = rows[rng.integers(len(rows), size=(boot, len(rows)))]
+                # each phase's share of the whole gap: its mean gap times its share of the positions
+                stats["by_phase"][name] = {"positions": int(m.sum()), "floor": float(within[m].mean()),
+                                           "mse": float(sq[m].mean()), "gap": float(gap[m].mean()),
+                                           "gap_ci95": _interval(gap[sub].mean(axis=1)),
+                                           "share_of_gap": float(gap[m].sum() / gap.sum()) if gap.sum() else 0.0}
         result["kinds"][kind] = stats
     original = np.array([r["original"] for r in records])
     result["original_games"] = {"target_variance": float(original.var(ddof=1)),
@@ -277,12 +291,18 @@ def report(result: dict) -> str:
                      f"{h['slope_range'][1]:+.1f}; gap interval x fit {h['ci95_fit'][0]:+.1f} to "
                      f"{h['ci95_fit'][1]:+.1f}; "
                      f"widest {h['widest'][0]:+.1f} to {h['widest'][1]:+.1f})")
+        if "within_view_covariance" in st:
+            lines.append(f"        over the worlds of a view: the evaluator's variance "
+                         f"{st['within_view_value_variance']:.4f}, its covariance with the result "
+                         f"{st['within_view_covariance']:.4f}")
         if "world_gap_to_full_floor" in st:
             w = st["world_gap_to_full_floor"]
             lines.append(f"        the evaluator on each re-dealt world less the full floor: {w['mean']:.4f} "
                          f"[{w['ci95'][0]:.4f}, {w['ci95'][1]:.4f}]")
-        lines.append("        by phase: " + "; ".join(
-            f"{name} ({p['positions']}) floor {p['floor']:.3f} mse {p['mse']:.3f}" for name, p in st["by_phase"].items()))
+        for name, ph in st["by_phase"].items():
+            lines.append(f"        {name:>9} ({ph['positions']} positions): floor {ph['floor']:.4f}  shipped MSE "
+                         f"{ph['mse']:.4f}  gap {ph['gap']:.4f} [{ph['gap_ci95'][0]:.4f}, {ph['gap_ci95'][1]:.4f}] "
+                         f"({ph['share_of_gap']:.0%} of the whole gap)")
     return "\n".join(lines)
 
 
