@@ -1,7 +1,8 @@
 """F0 of issue 56: how much of a 2-player game's final result is luck no evaluator can predict?
 
-    python research/f0_headroom.py --positions 3000 --continuations 8 --policy selfplay   # about 50 minutes
-    python research/f0_headroom.py --analyse results/f0_selfplay_full-info_s0.json   # figures only
+    python research/f0_headroom.py --positions 2000 --continuations 8 --policy selfplay   # 46 min, 2 busy cores
+    python research/f0_headroom.py --positions 200 --policy selfplay --kinds policy        # the searches' own noise
+    python research/f0_headroom.py --analyse results/f0_selfplay_full-info_s0.json [--first N]   # figures only
 
 The fast evaluator (`agents.value_kernels`, the shipped `models/selfplay_2p.pt`'s) learns each
 position's *final search reward* for the mover (`agents.search_kernels.simulation_rewards` with
