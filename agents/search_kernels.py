@@ -315,7 +315,9 @@ def _ucb_step(tree, work, params, node, rng):
             expand = np.int64(params[P_EXPAND])
             if expand == EXPAND_EVALUATOR and work.net.shape[0] == 0:
                 expand = EXPAND_GREEDY  # no evaluator to score the afterstates
-            rng, a = _pick_untried(tree, node, work, child_mask, np.int64(num_legal), expand, params[P_MARGIN], rng)
+            # np.int64(node): one signature (the root's node would otherwise be a literal 0, a second compile)
+            rng, a = _pick_untried(tree, np.int64(node), work, child_mask, np.int64(num_legal), expand,
+                                   params[P_MARGIN], rng)
         return rng, _add_child(tree, node, a), True
     return rng, best, False
 
