@@ -219,10 +219,8 @@ def run_web(root: Path, cache_dir: str, timeout: float, compile_log: str | None 
         answered = None
         try:
             while answered is None:
-                if proc.poll() is not None:
-                    raise RuntimeError(f"play.py --web exited ({proc.returncode}):\n{proc.stdout.read()[-3000:]}")
-                if time.perf_counter() - start > timeout:
-                    raise RuntimeError(f"play.py --web did not answer within {timeout:g} s")
+                if proc.poll() is not None or time.perf_counter() - start > timeout:
+                    break  # it exited (a start-up failure: its output says why) or never answered
                 try:
                     with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=timeout) as reply:
                         if reply.status == 200 and "legal" in reply.read().decode():
@@ -238,7 +236,11 @@ def run_web(root: Path, cache_dir: str, timeout: float, compile_log: str | None 
                 output, _ = proc.communicate()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall_s": answered, "cpu_s": cpu, "stdout": "", "stderr": output, "pid": proc.pid}
+    if answered is None:
+        why = f"exited ({proc.returncode})" if proc.returncode not in (None, -signal.SIGINT) else "never answered"
+        output = f"{output}\nplay.py --web {why} after {time.perf_counter() - start:.0f} s without a game answer"
+    return {"wall_s": answered, "cpu_s": cpu, "stdout": "", "stderr": output, "pid": proc.pid,
+            **({} if answered is not None else {"failed": output.strip().splitlines()[-1]})}
 
 
 def measure_row(root: Path, name: str, cache_dir: str, timeout: float) -> dict:
@@ -257,6 +259,8 @@ def measure_row(root: Path, name: str, cache_dir: str, timeout: float) -> dict:
             parts = json.loads(out["stdout"].strip().splitlines()[-1])
         compiles = read_compile_log(log)
     notices = sum(COMPILE_NOTICE in line for line in out["stderr"].splitlines())
+    if "failed" in out:
+        parts["failed"] = out["failed"]
     return {"wall_s": out["wall_s"], "cpu_s": out["cpu_s"], **parts, "compile_notice": notices > 0,
             "compile_notices": notices, **compile_summary(compiles, out["pid"]), "compile_log": compiles}
 
@@ -311,6 +315,8 @@ def main(argv=None) -> dict:
 
 def _format_row(name: str, row: dict) -> str:
     cold, warm = row["cold"], row.get("warm")
+    if "failed" in cold:
+        return f"{name:22s} failed: {cold['failed']} (CPU {cold['cpu_s']:.1f} s)"
     first = f"{cold['first_s']:10.1f}" if "first_s" in cold else f"{'-':>10s}"
     warm_cols = f"{warm['wall_s']:10.1f} {warm['cpu_s']:9.1f}" if warm else f"{'-':>10s} {'-':>9s}"
     notices = f"{cold['compile_notices']}/{warm['compile_notices'] if warm else '-'}"

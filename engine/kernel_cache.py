@@ -49,11 +49,11 @@ ROOT = Path(__file__).resolve().parents[1]
 # and the CPU seconds it takes on one quiet core of a small machine (AMD EPYC, numba 0.68;
 # benchmarks/cold_start.py --kernels, benchmarks/RESULTS.md 2026-12-06). First match wins.
 GROUPS = (
-    ("engine.", "the engine", 7),
-    ("env.observation", "the observation encoder", 10),
-    ("env.", "the environments", 30),
-    ("agents.search_kernels", "the search agents (ismcts, pimc, cheat, br)", 50),
-    ("agents.br_kernels", "the best response's belief", 20),
+    ("engine.", "the engine", 5),
+    ("env.observation", "the observation encoder", 5),
+    ("env.", "the environments", 20),
+    ("agents.search_kernels", "the search agents (ismcts, pimc, cheat)", 60),
+    ("agents.br_kernels", "the best response (br, evaluate.py exploit)", 150),
     ("agents.policy_kernels", "the greedy and rollout policies", 10),
     ("agents.", "the agents' features and evaluators", 20),
     ("training.", "training's batched opponents", 30),
