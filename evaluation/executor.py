@@ -324,10 +324,9 @@ def warm_up_agent(agent) -> None:
     """Compile (or load) what `agent`'s first move needs: its own `warm_up`, and for a
     network agent (`agents.neural.NetAgent`: checkpoint:...) the observation and
     exposure features it reads, which it does not warm up itself."""
-    from agents.neural import NetAgent
-
     agent.warm_up()
-    if isinstance(agent, NetAgent):
+    neural = sys.modules.get("agents.neural")  # not imported: no network agent (and no torch import for it)
+    if neural is not None and isinstance(agent, neural.NetAgent):
         import engine
         from agents.features import exposure
         from env.observation import encode
