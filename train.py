@@ -92,8 +92,11 @@ def main(argv=None) -> Path:
         it = trainer.iteration
         if it % cfg.eval.every == 0 or it == cfg.iterations:
             for opponent in cfg.eval.opponents:
+                def shown(done, total, opponent=opponent):  # the bar says what it waits for
+                    progress.set_postfix_str(f"evaluating vs {opponent}: {done}/{total} games")
+
                 result = evaluate_policy(trainer.policy(), opponent, cfg.eval.games, seed=cfg.seed + it,
-                                         num_players=cfg.num_players, team=cfg.team)
+                                         num_players=cfg.num_players, team=cfg.team, progress=shown)
                 metrics[f"eval_win_rate_vs_{opponent}"] = result["win_rate"]
                 metrics[f"eval_margin_vs_{opponent}"] = result["mean_margin"]
             rates = [metrics[f"eval_win_rate_vs_{o}"] for o in cfg.eval.opponents]

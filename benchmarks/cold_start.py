@@ -15,7 +15,20 @@ left: what every later run costs. Rows:
 * ``greedy`` / ``ismcts``: the first move of ``agents.make("greedy")`` / ``"ismcts"``;
 * ``quickstart_iteration``: ``configs/quickstart.yaml``'s trainer built and its first
   iteration run (its first evaluation is at iteration 10, so no evaluation);
-* ``quickstart``: the whole ``python train.py --config configs/quickstart.yaml``.
+* ``quickstart``: the whole ``python train.py --config configs/quickstart.yaml``;
+* ``evaluate``: ``python evaluate.py --agents greedy random ismcts:iterations=200 --games 40``
+  (default workers: one per core);
+* ``exploit``: ``python evaluate.py exploit --target greedy --games 20``;
+* ``web``: ``python play.py --web``, timed until its first ``GET /api/state`` answers 200
+  (a game the browser can play), then stopped.
+
+Where the cold time goes: every child (and every worker process it starts) runs with a
+``sitecustomize`` of this script's that logs each numba compile (a cache miss: the kernel,
+its argument types, seconds, process id) to a file; each row reports how many kernels
+were compiled, in how many processes, and how many of them more than once (a worker
+compiling what its parent or another worker already compiled). ``--kernels`` prints the
+compiles of each cold row, slowest first. The hook is the benchmark's, not the
+checkout's, so ``--root`` measures an older commit the same way.
 
 Each row reports wall time and CPU time (user + system of the process, all threads): on a
 loaded machine the wall time stretches but the CPU time holds, so compare CPU times.
@@ -30,17 +43,20 @@ import argparse
 import json
 import os
 import resource
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.machine import machine_info  # noqa: E402
-from engine.kernel_cache import NOTICE  # noqa: E402
 
 # Each row's child code: `setup` is timed apart from `first` (the part that compiles).
 ROWS = {
@@ -63,6 +79,46 @@ ROWS = {
         "make_trainer(cfg, torch.device('cpu')).run_iteration()"),
 }
 QUICKSTART_ROWS = ("quickstart",)
+# Rows that run one of the project's commands whole (`{out}`: a fresh temporary directory).
+COMMANDS = {
+    "quickstart": ["train.py", "--config", "configs/quickstart.yaml", "--runs", "{out}"],
+    "evaluate": ["evaluate.py", "--agents", "greedy", "random", "ismcts:iterations=200", "--games", "40",
+                 "--out", "{out}/evaluate"],
+    "exploit": ["evaluate.py", "exploit", "--target", "greedy", "--games", "20", "--out", "{out}/exploit"],
+}
+COMMAND_ROWS = ("evaluate", "exploit", "web")
+COMPILE_NOTICE = "compiling numba kernels"  # the start of the notice, in every version of it
+COMPILE_LOG = "COLD_START_COMPILE_LOG"  # the environment variable naming the compile log
+
+# Imported by every child process (PYTHONPATH holds its directory): logs numba's compiles.
+# numba fires "numba:compile" only when a kernel is compiled, not loaded from the cache.
+_SITECUSTOMIZE = """
+import os
+if os.environ.get("COLD_START_COMPILE_LOG"):
+    import json, time
+    from numba.core import event
+
+    class _CompileLog(event.Listener):
+        depth = 0
+        starts = []
+
+        def on_start(self, ev):
+            self.depth += 1
+            self.starts.append(time.perf_counter())
+
+        def on_end(self, ev):
+            self.depth -= 1
+            seconds = time.perf_counter() - self.starts.pop()
+            dispatcher = ev.data.get("dispatcher")
+            func = getattr(dispatcher, "py_func", None)
+            name = getattr(func, "__module__", "?") + "." + getattr(func, "__qualname__", "?")
+            line = json.dumps({"pid": os.getpid(), "kernel": name, "args": str(tuple(ev.data.get("args", ()))),
+                               "seconds": seconds, "depth": self.depth})
+            with open(os.environ["COLD_START_COMPILE_LOG"], "a") as f:
+                f.write(line + "\\n")
+
+    event.register("numba:compile", _CompileLog())
+"""
 
 _CHILD = """
 import json, time
@@ -75,54 +131,153 @@ print(json.dumps({{"setup_s": t1 - t0, "first_s": t2 - t1, "setup_cpu_s": c1 - c
 """
 
 
-def _child_env(root: Path, cache_dir: str) -> dict:
+def hook_dir() -> str:
+    """A directory holding the compile-logging ``sitecustomize`` (made once per process)."""
+    global _HOOK_DIR
+    if _HOOK_DIR is None:
+        _HOOK_DIR = tempfile.mkdtemp(prefix="cold_start_hook_")
+        Path(_HOOK_DIR, "sitecustomize.py").write_text(_SITECUSTOMIZE)
+    return _HOOK_DIR
+
+
+_HOOK_DIR = None
+
+
+def child_env(root: Path, cache_dir: str, compile_log: str | None = None) -> dict:
+    """The environment of a measured child: `root` on the path, an own numba cache, and
+    with `compile_log`, every numba compile of it and its workers logged there."""
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PYTHONPATH=str(root))
     env.pop("NUMBA_DISABLE_JIT", None)
+    env.pop(COMPILE_LOG, None)
+    if compile_log:
+        env.update(PYTHONPATH=os.pathsep.join([str(root), hook_dir()]), **{COMPILE_LOG: compile_log})
     return env
 
 
-def run_child(root: Path, args: list[str], cache_dir: str, timeout: float) -> dict:
+def read_compile_log(path: str) -> list[dict]:
+    """The compiles a child logged (one dict per compile), none if it compiled nothing."""
+    try:
+        return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+    except FileNotFoundError:
+        return []
+
+
+def compile_summary(compiles: list[dict], parent_pid: int | None = None) -> dict:
+    """Counts over a compile log: compiles, distinct (kernel, argument types), processes
+    that compiled, and `repeated`: compiles of a (kernel, types) another process of the
+    same run had compiled too (a worker redoing its parent's or a sibling's work)."""
+    seen: dict[tuple, set] = {}
+    for c in compiles:
+        seen.setdefault((c["kernel"], c["args"]), set()).add(c["pid"])
+    pids = {c["pid"] for c in compiles}
+    top = [c for c in compiles if c["depth"] == 0]
+    return {"compiles": len(compiles), "kernels": len({c["kernel"] for c in compiles}),
+            "signatures": len(seen), "processes": len(pids),
+            "repeated": sum(len(p) - 1 for p in seen.values()),
+            "compile_s": sum(c["seconds"] for c in top),
+            "parent_compiles": sum(c["pid"] == parent_pid for c in compiles) if parent_pid else None}
+
+
+def run_child(root: Path, args: list[str], cache_dir: str, timeout: float, compile_log: str | None = None) -> dict:
     """Run `python args` in a fresh process in `root` over `cache_dir`; wall and CPU seconds
-    (the child's user + system time, all its threads and children), stdout, stderr."""
+    (the child's user + system time, all its threads and children), stdout, stderr, pid."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, *args], cwd=root, env=_child_env(root, cache_dir), capture_output=True,
-                          text=True, timeout=timeout)
+    proc = subprocess.Popen([sys.executable, *args], cwd=root, env=child_env(root, cache_dir, compile_log),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+        raise RuntimeError(f"{' '.join(args)} failed ({proc.returncode}):\n{stderr[-3000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall_s": wall, "cpu_s": cpu, "stdout": proc.stdout, "stderr": proc.stderr}
+    return {"wall_s": wall, "cpu_s": cpu, "stdout": stdout, "stderr": stderr, "pid": proc.pid}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_web(root: Path, cache_dir: str, timeout: float, compile_log: str | None = None) -> dict:
+    """Start ``play.py --web`` in `root` and time its first ``GET /api/state`` that answers
+    200; then stop it (SIGINT, its Ctrl-C). CPU time: the server's and its workers'
+    (children's rusage, counted once they are reaped)."""
+    port = free_port()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with tempfile.TemporaryDirectory(prefix="cold_start_web_") as saves:
+        start = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "play.py", "--web", "--port", str(port), "--save-dir", saves],
+                                cwd=root, env=child_env(root, cache_dir, compile_log), stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        answered = None
+        try:
+            while answered is None:
+                if proc.poll() is not None or time.perf_counter() - start > timeout:
+                    break  # it exited (a start-up failure: its output says why) or never answered
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=timeout) as reply:
+                        if reply.status == 200 and "legal" in reply.read().decode():
+                            answered = time.perf_counter() - start
+                except (OSError, urllib.error.URLError):
+                    time.sleep(0.1)
+        finally:
+            proc.send_signal(signal.SIGINT)
+            try:
+                output, _ = proc.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                output, _ = proc.communicate()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if answered is None:
+        why = f"exited ({proc.returncode})" if proc.returncode not in (None, -signal.SIGINT) else "never answered"
+        output = f"{output}\nplay.py --web {why} after {time.perf_counter() - start:.0f} s without a game answer"
+    return {"wall_s": answered, "cpu_s": cpu, "stdout": "", "stderr": output, "pid": proc.pid,
+            **({} if answered is not None else {"failed": output.strip().splitlines()[-1]})}
 
 
 def measure_row(root: Path, name: str, cache_dir: str, timeout: float) -> dict:
     """One row in one process: whole-process wall/CPU, and the child's own split into
     setup (imports) and first use (where the compiling happens)."""
-    if name == "quickstart":
-        with tempfile.TemporaryDirectory(prefix="cold_start_runs_") as runs:
-            out = run_child(root, ["train.py", "--config", "configs/quickstart.yaml", "--runs", runs], cache_dir,
-                            timeout)
-        parts = {}
-    else:
-        setup, first = ROWS[name]
-        out = run_child(root, ["-c", _CHILD.format(setup=setup, first=first)], cache_dir, timeout)
-        parts = json.loads(out["stdout"].strip().splitlines()[-1])
-    notice = NOTICE in out["stderr"]
-    return {"wall_s": out["wall_s"], "cpu_s": out["cpu_s"], **parts, "compile_notice": notice}
+    with tempfile.TemporaryDirectory(prefix="cold_start_out_") as tmp:
+        log = os.path.join(tmp, "compiles.jsonl")
+        if name == "web":
+            out, parts = run_web(root, cache_dir, timeout, log), {}
+        elif name in COMMANDS:
+            args = [a.replace("{out}", tmp) for a in COMMANDS[name]]
+            out, parts = run_child(root, args, cache_dir, timeout, log), {}
+        else:
+            setup, first = ROWS[name]
+            out = run_child(root, ["-c", _CHILD.format(setup=setup, first=first)], cache_dir, timeout, log)
+            parts = json.loads(out["stdout"].strip().splitlines()[-1])
+        compiles = read_compile_log(log)
+    notices = sum(COMPILE_NOTICE in line for line in out["stderr"].splitlines())
+    if "failed" in out:
+        parts["failed"] = out["failed"]
+    return {"wall_s": out["wall_s"], "cpu_s": out["cpu_s"], **parts, "compile_notice": notices > 0,
+            "compile_notices": notices, **compile_summary(compiles, out["pid"]), "compile_log": compiles}
 
 
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true",
-                        help="skip the whole-quickstart row (its cold run takes minutes)")
-    parser.add_argument("--rows", nargs="+", choices=[*ROWS, *QUICKSTART_ROWS], help="only these rows")
+                        help="skip the rows that run whole commands (quickstart, evaluate, exploit, web: minutes)")
+    parser.add_argument("--rows", nargs="+", choices=[*ROWS, *QUICKSTART_ROWS, *COMMAND_ROWS],
+                        help="only these rows (default: all but the command rows evaluate, exploit, web)")
+    parser.add_argument("--kernels", action="store_true", help="list each cold row's compiles, slowest first")
     parser.add_argument("--no-warm", action="store_true", help="cold runs only")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per child process")
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to measure (default: this one)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
-    names = args.rows or [*ROWS, *(() if args.quick else QUICKSTART_ROWS)]
+    names = args.rows or [*ROWS, *(() if args.quick else (*QUICKSTART_ROWS, *COMMAND_ROWS))]
     root = args.root.resolve()
     if not (root / "engine" / "kernels.py").is_file():
         parser.error(f"--root {root} is not a checkout of this project (no engine/kernels.py)")
@@ -134,7 +289,7 @@ def main(argv=None) -> dict:
     result = {"root": str(root), "machine": machine, "rows": {}}
     if not args.json:
         print(f"{'row':22s} {'cold wall':>10s} {'cold CPU':>9s} {'first use':>10s} {'warm wall':>10s} "
-              f"{'warm CPU':>9s}  notice cold/warm", flush=True)
+              f"{'warm CPU':>9s}  notices cold/warm  compiled: kernels sigs in-procs repeated", flush=True)
     for name in names:
         with tempfile.TemporaryDirectory(prefix="cold_start_numba_") as cache:
             row = {"cold": measure_row(root, name, cache, args.timeout)}
@@ -143,24 +298,42 @@ def main(argv=None) -> dict:
         result["rows"][name] = row
         if not args.json:
             print(_format_row(name, row), flush=True)
+            if args.kernels:
+                print(_format_kernels(row["cold"]["compile_log"]), flush=True)
     result["machine"]["load_average_after"] = os.getloadavg()[0]
     if args.json:
         print(json.dumps(result))
     else:
         m = result["machine"]
-        print(f"times in s; CPU = user + system of the whole process. 'first use' = the row's first call alone "
-              f"(cold, wall). machine: {m['cpu']}, {m['cores']} cores, numba {m['numba']}, Python {m['python']}; "
+        print(f"times in s; CPU = user + system of the whole process and its workers. 'first use' = the row's "
+              f"first call alone (cold, wall); web: wall until the first game answer. notices: compile notice lines "
+              f"printed. compiled (cold run): distinct kernels and (kernel, types) signatures compiled, processes "
+              f"that compiled, compiles repeated in another process. machine: {m['cpu']}, {m['cores']} cores, numba {m['numba']}, Python {m['python']}; "
               f"load average {m['load_average_before']:.1f} before, {m['load_average_after']:.1f} after")
     return result
 
 
 def _format_row(name: str, row: dict) -> str:
     cold, warm = row["cold"], row.get("warm")
+    if "failed" in cold:
+        return f"{name:22s} failed: {cold['failed']} (CPU {cold['cpu_s']:.1f} s)"
     first = f"{cold['first_s']:10.1f}" if "first_s" in cold else f"{'-':>10s}"
     warm_cols = f"{warm['wall_s']:10.1f} {warm['cpu_s']:9.1f}" if warm else f"{'-':>10s} {'-':>9s}"
-    yes_no = {True: "yes", False: "no"}
-    notices = f"{yes_no[cold['compile_notice']]}/{yes_no[warm['compile_notice']] if warm else '-'}"
-    return f"{name:22s} {cold['wall_s']:10.1f} {cold['cpu_s']:9.1f} {first} {warm_cols}  {notices}"
+    notices = f"{cold['compile_notices']}/{warm['compile_notices'] if warm else '-'}"
+    compiled = f"{cold['kernels']:7d} {cold['signatures']:4d} {cold['processes']:8d} {cold['repeated']:8d}"
+    return f"{name:22s} {cold['wall_s']:10.1f} {cold['cpu_s']:9.1f} {first} {warm_cols}  {notices:>17s}  {compiled}"
+
+
+def _format_kernels(compiles: list[dict]) -> str:
+    """One line per compiled (kernel, types): seconds (with the kernels it compiled inside
+    it), how many processes compiled it; slowest first."""
+    rows: dict[tuple, list] = {}
+    for c in compiles:
+        rows.setdefault((c["kernel"], c["args"]), []).append(c)
+    lines = []
+    for (kernel, types), group in sorted(rows.items(), key=lambda kv: -max(c["seconds"] for c in kv[1])):
+        lines.append(f"    {max(c['seconds'] for c in group):6.1f} s  x{len(group)}  {kernel}{types[:100]}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

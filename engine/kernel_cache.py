@@ -6,10 +6,16 @@ numba compiles a kernel on its first call and, with ``cache=True``, saves the ma
 load it in milliseconds. Two things numba does not do, done here on import of
 `engine.kernels` (before any kernel is defined):
 
-* **Say that it compiles.** On a cold cache the first game step, env step or training
-  iteration waits while numba compiles, silently. `announce_compiles` prints one line to
-  stderr when this process first compiles one of the project's kernels (numba's
-  ``numba:compile`` event fires only on a cache miss; a warm cache prints nothing).
+* **Say that it compiles.** On a cold cache the first game step, env step, search or
+  training iteration waits while numba compiles, silently. `announce_compiles` prints a
+  line to stderr when this process starts compiling a group of the project's kernels
+  (`GROUPS`: the engine, the envs, the greedy policy, the search, ...), naming the group
+  and how long it takes cold (benchmarks/cold_start.py measures it); each group once per
+  process, on its own line (above a progress bar, through tqdm), and only for a top-level
+  compile (the kernels a search compiles inside it belong to the search's line). numba's
+  ``numba:compile`` event fires only on a cache miss, so a warm cache prints nothing, and
+  neither does a worker process that loads what its parent compiled
+  (`evaluation.executor.precompile`).
 * **Invalidate across files.** numba keys a cached kernel on the contents of its own
   source file only, but kernels call and inline kernels of other files (the env and the
   agents call `engine.kernels.place`, ...): after an edit of ``engine/kernels.py`` the
@@ -39,9 +45,29 @@ PROJECT_PACKAGES = ("engine", "env", "agents", "training", "evaluation")
 STAMP_NAME = "kernel_sources.sha256"
 ROOT = Path(__file__).resolve().parents[1]
 
-# Rough CPU time of a cold compile on a small machine (benchmarks/cold_start.py measures it).
-NOTICE = ("compiling numba kernels (first run only; cached for later runs): about 10 s for the "
-          "engine, up to a minute or two when the envs, agents and training all start")
+# What a cold compile of each group of kernels is, by the module of its top-level kernel,
+# and the CPU seconds it takes on one quiet core of a small machine (AMD EPYC, numba 0.68;
+# benchmarks/cold_start.py --kernels, benchmarks/RESULTS.md 2026-12-06). First match wins.
+GROUPS = (
+    ("engine.", "the engine", 5),
+    ("env.observation", "the observation encoder", 5),
+    ("env.", "the environments", 20),
+    ("agents.search_kernels", "the search agents (ismcts, pimc, cheat)", 60),
+    ("agents.br_kernels", "the best response (br, evaluate.py exploit)", 150),
+    ("agents.policy_kernels", "the greedy and rollout policies", 10),
+    ("agents.", "the agents' features and evaluators", 20),
+    ("training.", "training's batched opponents", 30),
+)
+NOTICE = "compiling numba kernels"  # every notice line starts so
+
+
+def notice(module: str) -> str | None:
+    """The notice line for a top-level compile of a kernel of `module` (None: not ours)."""
+    for prefix, what, seconds in GROUPS:
+        if module.startswith(prefix):
+            return (f"{NOTICE} for {what} (first run only, cached for later runs): about {seconds} s of CPU "
+                    "cold, more on a busy machine ...")
+    return None
 
 
 def source_fingerprint(paths) -> str:
@@ -113,25 +139,43 @@ def check_sources() -> bool:
 _listener = None
 
 
+def say(line: str) -> None:
+    """Print `line` to stderr on its own line: through tqdm when it is loaded (it clears a
+    progress bar of this process and draws it again below), else plainly."""
+    tqdm = sys.modules.get("tqdm")
+    if tqdm is not None and hasattr(tqdm, "tqdm"):
+        tqdm.tqdm.write(line, file=sys.stderr)
+        sys.stderr.flush()
+    else:
+        print(line, file=sys.stderr, flush=True)
+
+
 def announce_compiles() -> None:
-    """Print `NOTICE` to stderr once, when this process first compiles (rather than
-    loads from the cache) a kernel of this project. Calling it again does nothing."""
+    """Print the `notice` of a group of kernels to stderr when this process first compiles
+    (rather than loads from the cache) a top-level kernel of that group; each group once.
+    Calling it again does nothing."""
     global _listener
     if _listener is not None:
         return
     from numba.core import event
 
     class CompileNotice(event.Listener):
-        shown = False
+        def __init__(self):
+            self.shown: set[str] = set()
+            self.depth = 0
 
         def on_start(self, ev):
+            self.depth += 1
+            if self.depth > 1:  # compiled inside another kernel's compile: its line covers it
+                return
             func = getattr(ev.data.get("dispatcher"), "py_func", None)
-            if not self.shown and getattr(func, "__module__", "").split(".")[0] in PROJECT_PACKAGES:
-                self.shown = True
-                print(NOTICE, file=sys.stderr, flush=True)
+            line = notice(getattr(func, "__module__", "") or "")
+            if line is not None and line not in self.shown:
+                self.shown.add(line)
+                say(line)
 
         def on_end(self, ev):
-            pass
+            self.depth -= 1
 
     _listener = CompileNotice()
     event.register("numba:compile", _listener)

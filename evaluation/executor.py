@@ -15,6 +15,11 @@ parent the seat and its budget; if no word comes within the budget plus a grace
 was told of, and starts a fresh worker. `SerialExecutor` cannot stop such a move, so
 `make_local_executor` uses one worker process whenever limits are set, even for one worker.
 
+Compiling once: on a cold numba cache every worker would compile the same kernels, each
+for itself (once per worker, all at once). `precompile`, run in the parent before any
+worker starts (`evaluation.run.check_agents`), compiles what the workers' warm-up and the
+agents' `warm_up` need, once; the workers then load it from numba's on-disk cache.
+
 Determinism: a job carries its deal seed and every seat's agent seed, so its record
 does not depend on which worker plays it (agents must play the same given the same
 `seed()` + `reset()`, the Agent contract).
@@ -306,19 +311,43 @@ def exit_with_parent() -> None:
 
 
 def warm_up() -> None:
-    """Compile (or load from cache) the engine kernels with one quick random game, and
-    the observation and exposure features network agents read (agents warm up their
-    own kernels: Agent.warm_up)."""
+    """Compile (or load from cache) the engine kernels with one quick random game (agents
+    warm up their own kernels: `warm_up_agent`)."""
     import agents
     import engine
-    from agents.features import exposure
     from agents.play import play_game
-    from env.observation import encode
 
     play_game([agents.make("random", 0), agents.make("random", 1)], engine.random_deal(0), 2)
-    state = engine.GameState.new(2, seed=0)
-    encode(state, 0)
-    exposure(*state.arrays)
+
+
+def warm_up_agent(agent) -> None:
+    """Compile (or load) what `agent`'s first move needs: its own `warm_up`, and for a
+    network agent (`agents.neural.NetAgent`: checkpoint:...) the observation and
+    exposure features it reads, which it does not warm up itself."""
+    agent.warm_up()
+    neural = sys.modules.get("agents.neural")  # not imported: no network agent (and no torch import for it)
+    if neural is not None and isinstance(agent, neural.NetAgent):
+        import engine
+        from agents.features import exposure
+        from env.observation import encode
+
+        state = engine.GameState.new(2, seed=0)
+        encode(state, 0)
+        exposure(*state.arrays)
+
+
+def precompile(specs: Sequence, imports: Sequence[str] = ()) -> None:
+    """In the parent, before the workers start: compile (or load) everything a worker's
+    warm-up and the agents `specs` (spec strings, or typed searches:
+    `agents.settings.GuidedSearch`) compile, so that each worker loads it from numba's
+    cache instead of compiling it again for itself (the compile notice, if any, is
+    printed here, once)."""
+    from agents.settings import build_agent
+
+    load_plugins(imports)
+    warm_up()
+    for spec in dict.fromkeys(specs):
+        warm_up_agent(build_agent(spec, seed=0))
 
 
 def _agent(spec: str, seat: int):
@@ -327,7 +356,7 @@ def _agent(spec: str, seat: int):
         import agents
 
         agent = agents.make(spec)
-        agent.warm_up()  # kernels compiled before the first timed move
+        warm_up_agent(agent)  # kernels compiled (or loaded) before the first timed move
         _AGENTS[key] = agent
     return _AGENTS[key]
 

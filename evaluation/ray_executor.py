@@ -57,7 +57,7 @@ except ImportError:  # an older Ray, without token authentication
 
 from agents.play import TimeLimits
 
-from .executor import SETUP_TIME_LIMIT, Executor, GameJob, load_plugins, make_local_executor, warm_up
+from .executor import SETUP_TIME_LIMIT, Executor, GameJob, load_plugins, make_local_executor, precompile
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout the driver runs (put on workers' PYTHONPATH)
 THREAD_VARS = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -509,13 +509,8 @@ class GamePlayer:
 
 def warm_node(imports: Sequence[str], specs: Sequence) -> None:
     """Compile (or load) the engine's kernels and those of `specs` (agent specs, or typed
-    searches: `agents.settings.build_agent`) into this node's cache."""
-    from agents.settings import build_agent
-
-    load_plugins(imports)
-    warm_up()
-    for spec in specs:
-        build_agent(spec, seed=0).warm_up()
+    searches: `agents.settings.GuidedSearch`) into this node's cache."""
+    precompile(specs, imports)
 
 
 def game_call_timeout(players: int, limits: TimeLimits | None, games: int = 1) -> float | None:

@@ -12,7 +12,7 @@ import yaml
 from agents.play import TimeLimits
 
 from .config import EvalConfig
-from .executor import Executor, load_plugins, make_local_executor
+from .executor import Executor, load_plugins, make_local_executor, precompile
 from .report import analyze, format_results, write_games_csv, write_json
 from .stats import Sprt
 from .tournament import Journal, Schedule, play_tournament
@@ -38,7 +38,8 @@ def make_executor(workers: int, imports: Sequence[str] = (), start_method: str =
 
 def check_agents(cfg: EvalConfig) -> None:
     """Build every agent once (and seat it) so a bad spec fails before any game runs
-    (cfg.validate() has checked the specs and their files without building them)."""
+    (cfg.validate() has checked the specs and their files without building them); then,
+    for local workers, compile their kernels here once (`executor.precompile`)."""
     import agents
 
     load_plugins(cfg.imports)
@@ -48,6 +49,8 @@ def check_agents(cfg: EvalConfig) -> None:
             agent.reset(0, cfg.players, cfg.team)
         except Exception as exc:
             raise ValueError(f"agent {spec!r} cannot play a {cfg.players}-player game: {exc}") from exc
+    if cfg.executor == "process":  # workers on this machine load what this process compiles
+        precompile(cfg.agents, cfg.imports)
 
 
 def prepare_out(cfg: EvalConfig, fresh: bool = False) -> Path:

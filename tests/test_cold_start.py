@@ -36,3 +36,26 @@ def test_bad_arguments_are_clear_errors(tmp_path):
                           (("--rows", "nope"), "invalid choice")]:
         proc = run(*args)
         assert proc.returncode == 2 and message in proc.stderr, (args, proc.stderr)
+
+
+@pytest.mark.slow  # compiles the engine and the greedy agent from an empty cache: 20-60 s
+def test_workers_load_what_the_parent_compiled(tmp_path):
+    """A tournament with 2 worker processes on an empty numba cache: the parent compiles
+    every kernel once (`evaluation.executor.precompile`) and no worker compiles any of
+    them again; each compile notice line is printed once."""
+    from benchmarks.cold_start import child_env, compile_summary, read_compile_log
+
+    log = tmp_path / "compiles.jsonl"
+    proc = subprocess.Popen([sys.executable, "evaluate.py", "--agents", "greedy", "random", "--games", "8",
+                             "--workers", "2", "--no-plots", "--no-progress", "--out", str(tmp_path / "out")],
+                            cwd=ROOT, env=child_env(ROOT, str(tmp_path / "numba"), str(log)),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err
+    compiles = read_compile_log(str(log))
+    summary = compile_summary(compiles, proc.pid)
+    assert summary["parent_compiles"] > 0, "the cold path did not run: nothing compiled in the parent"
+    workers = sorted({(c["kernel"], c["args"]) for c in compiles if c["pid"] != proc.pid})
+    assert summary["repeated"] == 0 and not workers, f"compiled in a worker: {workers}"
+    notices = [line for line in err.splitlines() if "compiling numba kernels" in line]
+    assert notices and len(notices) == len(set(notices)), notices

@@ -68,3 +68,12 @@ def _first_deal(cache_dir: Path) -> str:
 def test_compile_notice_on_a_cold_cache_only(tmp_path):
     assert kernel_cache.NOTICE in _first_deal(tmp_path)
     assert kernel_cache.NOTICE not in _first_deal(tmp_path)
+
+
+def test_every_kernel_module_has_a_notice_naming_its_group():
+    for name in kernel_cache.KERNEL_FILES:
+        module = name.removesuffix(".py").replace("/", ".")
+        line = kernel_cache.notice(module)
+        assert line is not None and line.startswith(kernel_cache.NOTICE) and " s of CPU" in line, module
+    assert "search agents" in kernel_cache.notice("agents.search_kernels")
+    assert kernel_cache.notice("numba.cpython.builtins") is None  # numba's own helpers: no line

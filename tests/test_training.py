@@ -555,3 +555,24 @@ def test_bad_overrides_are_clear_errors(tmp_path, overrides, message):
 def test_a_run_name_must_be_one_plain_directory_name(tmp_path, name):
     with pytest.raises(ValueError, match="config key 'name'"):
         config_from_dict({**TINY, "name": name})
+
+
+def test_training_evaluation_reports_progress_on_one_torch_thread():
+    """train.py's evaluation shows each finished game (it is a wait of minutes with a
+    large net) and plays on one torch thread, leaving the caller's setting as it was."""
+    from agents.neural import NetPolicy
+    from training.evaluation import evaluate_policy
+
+    policy = NetPolicy(PolicyValueNet(NetConfig(channels=8, blocks=1)).eval())
+    seen, threads = [], torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        def progress(done, total):
+            seen.append((done, total, torch.get_num_threads()))
+
+        result = evaluate_policy(policy, "random", 4, seed=0, progress=progress)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)
+    assert result["games"] == 4
+    assert seen == [(n, 4, 1) for n in range(5)]

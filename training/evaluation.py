@@ -1,9 +1,19 @@
 """Evaluating a network during training: its raw policy against built-in agents,
-on duplicate deals (each deal played once from every seat)."""
+on duplicate deals (each deal played once from every seat).
+
+The games run in this process, one network call per move on a batch of one position.
+They run on one torch thread: at that size a second thread only adds synchronisation, and
+when the other cores are busy each call waits for a descheduled thread (measured on 2
+shared cores: 40 games in 0.9 s on one thread, 30 s on two; benchmarks/RESULTS.md
+2026-12-06)."""
 
 from __future__ import annotations
 
+import contextlib
+from typing import Callable
+
 import numpy as np
+import torch
 
 import agents
 from agents.neural import NetAgent, NetPolicy
@@ -11,14 +21,34 @@ from agents.play import play_game
 from engine import random_deal
 
 
+@contextlib.contextmanager
+def one_torch_thread():
+    """Run the block on one torch thread; the caller's setting is restored after."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def evaluate_policy(policy: NetPolicy, opponent: str, games: int, seed: int, num_players: int = 2,
-                    team: bool = False) -> dict:
+                    team: bool = False, progress: Callable[[int, int], None] | None = None) -> dict:
     """Play `games` games (rounded up to whole seat rotations) of the raw policy against
-    copies of `opponent`; returns win rate (draws half), mean reward and mean margin."""
+    copies of `opponent`; returns win rate (draws half), mean reward and mean margin.
+    `progress(done, total)` is called before the first game and after each one."""
     rotations = num_players if not team else 2
     deals = max(1, -(-games // rotations))
+    with one_torch_thread():
+        return _evaluate(policy, opponent, deals, rotations, seed, num_players, team, progress)
+
+
+def _evaluate(policy, opponent, deals, rotations, seed, num_players, team, progress) -> dict:
     me = NetAgent(policy)
     results, margins = [], []
+    total = deals * rotations
+    if progress is not None:
+        progress(0, total)
     for d in range(deals):
         deal = random_deal(seed * 100_003 + d)
         for r in range(rotations):
@@ -31,6 +61,8 @@ def evaluate_policy(policy: NetPolicy, opponent: str, games: int, seed: int, num
             results.append(record.rewards[mine])
             others = [record.scores[s] for s in range(num_players) if s not in my_seats]
             margins.append(record.scores[mine] - max(others))
+            if progress is not None:
+                progress(len(results), total)
     rewards = np.array(results)
     return {"win_rate": float(np.mean((rewards + 1) / 2)), "mean_reward": float(rewards.mean()),
             "mean_margin": float(np.mean(margins)), "games": len(results)}
