@@ -68,37 +68,3 @@ def test_bad_shapes_are_refused():
         symmetry.turn_action_rows(np.zeros((2, 10)), [0, 1])
     with pytest.raises(ValueError, match="expected"):
         turn_observations(np.zeros((2, 10)), [0, 1])
-
-
-def test_a_policy_averaged_over_the_turns_is_equivariant():
-    """NetPolicy(symmetries=True) reads a turned position as the turned policy of the
-    position, with the same values; a plain network does not."""
-    import torch
-
-    from agents import features
-    from agents.nets import NetConfig, PolicyValueNet
-    from agents.neural import NetPolicy
-
-    torch.manual_seed(0)
-    net = PolicyValueNet(NetConfig(channels=8, blocks=1, points_skip=5.0, exposure_skip=5.0))
-    state = GameState.new(2, seed=5)
-    rng = np.random.default_rng(1)
-    for _ in range(9):
-        state.step(int(rng.choice(state.legal_actions())))
-    grid, info = state.arrays
-    obs, mask = encode(state)[None], state.legal_action_mask()[None, :rules.NUM_ACTIONS]
-    exposure = features.exposure(grid, info)[None]
-    k = 1
-    turned = [turn_observations(obs, [k]), symmetry.turn_action_rows(mask, [k]),
-              symmetry.turn_action_rows(exposure, [k])]
-    averaged = NetPolicy(net, symmetries=True)
-    log_p, values = averaged.logits_values(obs, mask, exposure)
-    turned_log_p, turned_values = averaged.logits_values(*turned)
-    legal = symmetry.turn_action_rows(mask, [k])[0]
-    np.testing.assert_allclose(turned_log_p[0][legal], symmetry.turn_action_rows(log_p, [k])[0][legal], atol=1e-5)
-    np.testing.assert_allclose(turned_values, values, atol=1e-6)
-    assert np.all(turned_log_p[0][~legal] < -1e8)
-    plain = NetPolicy(net)
-    a, _ = plain.logits_values(obs, mask, exposure)
-    b, _ = plain.logits_values(*turned)
-    assert not np.allclose(b[0][legal], symmetry.turn_action_rows(a, [k])[0][legal], atol=1e-3)
