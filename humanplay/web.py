@@ -333,6 +333,7 @@ def _warm_page(settings: Settings) -> None:
     """Do once what a browser's first game does in this process (check the agent specs,
     deal, draw the page, check a move), so its imports and numba kernels load (on a cold
     cache: compile, and land in the cache the workers then read) before the first browser."""
+    workers.warm_job(tuple(dict.fromkeys([*settings.opponents, settings.hint])))  # what each worker does, first here
     session = Session(random_deal(0), settings.players, settings.team, 0, settings.opponents, 0, settings.hint)
     view_state(session.view, session, session.public_moves(), [], "warm-up")
     session.agents_answer(session.legal_actions()[0])

@@ -200,14 +200,12 @@ class Pool:
         """Start the workers and warm each with the agents it will run (their kernels
         load now, not on a player's move)."""
         self._jobs, self._specs = asyncio.Queue(), tuple(specs)
-        # one worker first, alone: on a cold numba cache it compiles its agents' kernels
-        # once and writes them to the cache, which the others then read (all at once,
-        # each would compile the same kernels, sharing the cores)
-        for first in (range(1), range(1, self.workers)):
-            for i in first:
-                self._spawn(i)
-            await asyncio.gather(*(self._call(i, warm_job, ((),), timeout=STARTUP_TIMEOUT)  # each says it is ready
-                                   for i in first))
+        # (the server ran `warm_job` of every agent first, in its own process: on a cold
+        # numba cache the workers load those kernels from the cache instead of compiling them)
+        for i in range(self.workers):
+            self._spawn(i)
+        await asyncio.gather(*(self._call(i, warm_job, ((),), timeout=STARTUP_TIMEOUT)  # each says it is ready
+                               for i in range(self.workers)))
         self._slots = [asyncio.create_task(self._serve(i)) for i in range(self.workers)]
 
     async def _call(self, i: int, fn, args, timeout: float):
