@@ -269,7 +269,7 @@ def main(argv=None) -> dict:
     from evaluation.tournament import Schedule
 
     cfg = EvalConfig.from_dict({"agents": args.agents, "games": args.games, "seed": args.seed}).validate()
-    schedule = Schedule(cfg.agents, cfg.players, cfg.games, cfg.seed, cfg.team, cfg.seating)
+    schedule = Schedule(cfg.lineup, cfg.players, cfg.games, cfg.seed, cfg.team, cfg.seating)
     jobs = [schedule.job(j) for j in range(schedule.num_jobs)]
     limits = cfg.time_limits()
     skip = min(args.skip * args.workers, len(jobs) - 1)

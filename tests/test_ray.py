@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.base import _REGISTRY, Agent, register
+from agents.base import _REGISTRY, Agent, parse_agent, register
 
 # one Ray start per module: under pytest-xdist, `--dist loadgroup` keeps these tests on one worker.
 # Only the tests that need Ray import it (the `cluster` and `ray_module` fixtures): the
@@ -380,7 +380,7 @@ def test_the_ladder_plays_its_matches_on_ray_as_locally(cluster, tmp_path):
     def games(executor, workers):
         ladder = Ladder(tmp_path / executor, anchors=["random", "first"], games_per_pair=2, seed=4,
                         workers=workers, imports=[HELPERS], executor=executor, bootstrap=20)
-        ladder.add_generation(0, "greedy", 0.0)
+        ladder.add_generation(0, parse_agent("greedy"), 0.0)
         return sorted((g["opponent"], g["game"], g["seeds"], g["scores"], g["moves"], g["ranking"])
                       for g in load_ladder_games(tmp_path / executor).games)
 
