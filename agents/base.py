@@ -285,6 +285,14 @@ def check_spec(spec: str) -> AgentRecipe:
     return parse_agent(spec, load_checkpoints=True)
 
 
+def typed_agent(agent, what: str = "an agent"):
+    """`agent` if it is typed (`AgentRecipe`, `agents.settings.GuidedSearch`); never a spec string."""
+    if isinstance(agent, str) or not callable(getattr(agent, "build", None)):
+        raise ValueError(f"{what} must be a typed agent (agents.settings.GuidedSearch, or agents.parse_agent(SPEC) "
+                         f"at the command line's or config's edge), got {agent!r}")
+    return agent
+
+
 def agent_recipe(spec: str, name: str, positional: list, kwargs: dict[str, Any],
                  load_checkpoints: bool = False) -> AgentRecipe:
     """`parse_agent` of parameters already parsed (a value may be typed: a best response's

@@ -171,16 +171,6 @@ class GuidedSearch:
         return f"ismcts:net={self.net}" + (f",{rest}" if rest else "")
 
 
-def build_agent(agent, seed: int | None = None):
-    """An agent from a spec string (the command line's and config files' edge,
-    `agents.make`) or from a typed recipe (`GuidedSearch`, `agents.AgentRecipe`)."""
-    if isinstance(agent, str):
-        from .base import make
-
-        return make(agent, seed)
-    return agent.build(seed)
-
-
 def table() -> str:
     """The parameters' reStructuredText table: name, default, meaning."""
     rows = [(f.name, "none" if f.default is None else str(f.default).lower() if isinstance(f.default, bool)

@@ -341,16 +341,13 @@ def warm_up_agent(agent) -> None:
 
 def precompile(specs: Sequence, imports: Sequence[str] = ()) -> None:
     """In the parent, before the workers start: compile (or load) everything a worker's
-    warm-up and the agents `specs` (typed agents, or a training config's spec strings:
-    `agents.settings.build_agent`) compile, so that each worker loads it from numba's
+    warm-up and the typed agents `specs` compile, so that each worker loads it from numba's
     cache instead of compiling it again for itself (the compile notice, if any, is
     printed here, once)."""
-    from agents.settings import build_agent
-
     load_plugins(imports)
     warm_up()
     for spec in dict.fromkeys(specs):
-        warm_up_agent(build_agent(spec, seed=0))
+        warm_up_agent(spec.build(seed=0))
 
 
 def _agent(player, seat: int):

@@ -41,6 +41,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from agents.base import typed_agent
+
 from .config import EvalConfig
 from .executor import Executor
 from .ratings import bradley_terry
@@ -539,10 +541,7 @@ class Ladder:
     def _header_for(self, generation, player, wall_s) -> dict:
         """The generation's header: the one on disk when resuming, else a new one."""
         generation = _count("generation", generation, 0)
-        if isinstance(player, str) or not hasattr(player, "build"):
-            raise ValueError(f"a generation must be a typed agent (agents.settings.GuidedSearch, or "
-                             f"agents.parse_agent(SPEC)), got {player!r}")
-        spec = str(player)
+        spec = str(typed_agent(player, "a generation"))
         if isinstance(wall_s, bool) or not isinstance(wall_s, (int, float)) or not math.isfinite(wall_s) \
                 or wall_s < 0:
             raise ValueError(f"wall_s must be a finite number of seconds >= 0, got {wall_s!r}")

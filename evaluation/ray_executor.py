@@ -508,8 +508,8 @@ class GamePlayer:
 
 
 def warm_node(imports: Sequence[str], specs: Sequence) -> None:
-    """Compile (or load) the engine's kernels and those of `specs` (typed agents, or a
-    training config's spec strings: `evaluation.executor.precompile`) into this node's cache."""
+    """Compile (or load) the engine's kernels and those of the typed agents `specs`
+    (`evaluation.executor.precompile`) into this node's cache."""
     precompile(specs, imports)
 
 

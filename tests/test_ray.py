@@ -324,7 +324,7 @@ def test_selfplay_on_ray_stores_the_local_games_and_resumes_a_local_kill(cluster
 
     cfg = load_config(run / "config.yaml")
     spec = f"ismcts:net={generation_file(run, 0)},{cfg.selfplay.search}"
-    teacher.teacher_games(spec, 16, cfg.seed * 10_007 + 1, 2, workers=1, progress=False,
+    teacher.teacher_games(parse_agent(spec), 16, cfg.seed * 10_007 + 1, 2, workers=1, progress=False,
                           store=run / "games" / "gen_001")  # the first chunk, then the kill
     (first,) = (run / "games" / "gen_001").glob("chunk_*.npz")
     kept = first.stat().st_mtime_ns
@@ -362,7 +362,7 @@ def test_a_selfplay_worker_lost_mid_chunk_loses_no_chunk(cluster, ray_module, tm
     trigger = tmp_path / "kill-once"
     trigger.touch()
     monkeypatch.setattr(ray_selfplay, "ChunkPlayer", functools.partial(ChunkPlayerKilledOnce, str(trigger)))
-    args = ("ismcts:iterations=4", teacher.GAMES_PER_CHUNK + 4, 5, 2)
+    args = (parse_agent("ismcts:iterations=4"), teacher.GAMES_PER_CHUNK + 4, 5, 2)
     on_ray = teacher.teacher_games(*args, workers=2, progress=False, store=tmp_path / "ray", executor="ray")
     assert not trigger.exists()  # a worker was killed, and its chunk played again
     local = teacher.teacher_games(*args, workers=1, progress=False, store=tmp_path / "local")

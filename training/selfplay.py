@@ -109,7 +109,7 @@ class SelfPlayTrainer:
         generation's search; chunks already stored are read back, the others played."""
         operator = {}  # the warm start: no league
         if generation == 0:
-            teacher, count = self.sc.warm_start_teacher, self.sc.warm_start_games
+            teacher, count = self.sc.teacher, self.sc.warm_start_games  # typed at the config's edge
         else:
             teacher, count = self.search(generation - 1, self.sc.search), self.sc.games_per_generation
             if self.sc.league_fraction > 0 and generation >= 2:  # the generations before the teacher's
