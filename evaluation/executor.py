@@ -346,8 +346,8 @@ def precompile(specs: Sequence, imports: Sequence[str] = ()) -> None:
     printed here, once)."""
     load_plugins(imports)
     warm_up()
-    for spec in dict.fromkeys(specs):
-        warm_up_agent(spec.build(seed=0))
+    for agent in dict.fromkeys(specs):
+        warm_up_agent(agent.build(seed=0))
 
 
 def _agent(player, seat: int):
