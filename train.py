@@ -91,11 +91,11 @@ def main(argv=None) -> Path:
         metrics["seconds"] = time.perf_counter() - start
         it = trainer.iteration
         if it % cfg.eval.every == 0 or it == cfg.iterations:
-            for opponent in cfg.eval.opponents:
+            for opponent, agent in zip(cfg.eval.opponents, cfg.eval.lineup):  # its label, its typed agent
                 def shown(done, total, opponent=opponent):  # the bar says what it waits for
                     progress.set_postfix_str(f"evaluating vs {opponent}: {done}/{total} games")
 
-                result = evaluate_policy(trainer.policy(), opponent, cfg.eval.games, seed=cfg.seed + it,
+                result = evaluate_policy(trainer.policy(), agent, cfg.eval.games, seed=cfg.seed + it,
                                          num_players=cfg.num_players, team=cfg.team, progress=shown)
                 metrics[f"eval_win_rate_vs_{opponent}"] = result["win_rate"]
                 metrics[f"eval_margin_vs_{opponent}"] = result["mean_margin"]

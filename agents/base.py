@@ -9,8 +9,8 @@ hand, and can sample full worlds consistent with them for search. Only agents ma
 
 Parameters are checked in one place (`PARAMETER_RULES`): a parameter of any agent named
 ``time``, ``iterations``, ``temperature``, ``c``... must satisfy the same rule, with the
-same message, whichever agent takes it, before the agent is built. `check_spec` does
-those checks and loads the checkpoint files a spec names, without building the agent.
+same message, whichever agent takes it, before the agent is built. A spec is read once,
+at its edge (`parse_agent`, `check_spec`): workers carry and build its `AgentRecipe`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import inspect
 import math
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -175,9 +176,15 @@ def parse_spec(spec: str) -> tuple[str, list[str], dict[str, Any]]:
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"an agent spec must be a non-empty string, got {spec!r}")
     name, _, rest = spec.strip().partition(":")
+    return (name, *parse_parameters(rest, spec))
+
+
+def parse_parameters(text: str, spec: str) -> tuple[list[str], dict[str, Any]]:
+    """The parameters of a spec, ``"a=1,b=x,path"`` (the text after ``name:``), as
+    (positional, keyword) with typed values; `spec` names them in errors."""
     positional: list[str] = []
     kwargs: dict[str, Any] = {}
-    for part in filter(None, (p.strip() for p in _split_parameters(spec, rest))):
+    for part in filter(None, (p.strip() for p in _split_parameters(spec, text))):
         key, eq, value = part.partition("=")
         value = value.strip()
         if value.startswith("[") and value.endswith("]"):
@@ -191,7 +198,7 @@ def parse_spec(spec: str) -> tuple[str, list[str], dict[str, Any]]:
             kwargs[key.strip()] = typed
         else:
             positional.append(part)
-    return name, positional, kwargs
+    return positional, kwargs
 
 
 def _split_parameters(spec: str, rest: str) -> list[str]:
@@ -227,34 +234,81 @@ def _typed(text: str):
     return text
 
 
+@dataclass(frozen=True)
+class AgentRecipe:
+    """An agent spec parsed and checked once, at its edge (`parse_agent`): the agent's
+    name and checked constructor arguments, which workers build it from without reading
+    text. `spec`, the text it came from, is its label (``str(recipe)``)."""
+
+    spec: str
+    name: str
+    args: tuple = ()
+    kwargs: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def time(self) -> float | None:
+        """The per-move ``time=`` budget, if the spec gives one."""
+        return dict(self.kwargs).get("time")
+
+    def build(self, seed: int | None = None) -> "Agent":
+        _load_builtin(self.name)
+        if self.name not in _REGISTRY:
+            raise ValueError(f"unknown agent {self.name!r} in spec {self.spec!r}")
+        try:
+            agent = _REGISTRY[self.name](*self.args, **dict(self.kwargs))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"bad agent spec {self.spec!r}: {exc}") from exc
+        agent.spec = self.spec
+        agent.seed(seed)
+        return agent
+
+    def __str__(self) -> str:
+        return self.spec
+
+
 def make(spec: str, seed: int | None = None) -> Agent:
     """Build an agent from a spec string; clear errors for unknown names or parameters."""
-    cls, bound = _resolve(spec)
-    args, kwargs = _call_arguments(bound, len(parse_spec(spec)[1]))
-    try:
-        agent = cls(*args, **kwargs)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"bad agent spec {spec!r}: {exc}") from exc
-    agent.spec = spec.strip()
-    agent.seed(seed)
+    return parse_agent(spec).build(seed)
+
+
+def parse_agent(spec: str, load_checkpoints: bool = False) -> AgentRecipe:
+    """The recipe of a spec string (the edge): the name is known, the parameters fit its
+    signature and `PARAMETER_RULES`, and with `load_checkpoints` every checkpoint file it
+    names exists and loads (`agents.nets.load_net`, on the CPU). Raises ValueError
+    naming the spec and the problem."""
+    return agent_recipe(spec, *parse_spec(spec), load_checkpoints=load_checkpoints)
+
+
+def check_spec(spec: str) -> AgentRecipe:
+    """Check an agent spec completely without building the agent: `parse_agent`, its
+    checkpoint files loaded."""
+    return parse_agent(spec, load_checkpoints=True)
+
+
+def typed_agent(agent, what: str = "an agent"):
+    """`agent` if it is typed (`AgentRecipe`, `agents.settings.GuidedSearch`); never a spec string."""
+    if isinstance(agent, str) or not callable(getattr(agent, "build", None)):
+        raise ValueError(f"{what} must be a typed agent (agents.settings.GuidedSearch, or agents.parse_agent(SPEC) "
+                         f"at the command line's or config's edge), got {agent!r}")
     return agent
 
 
-def check_spec(spec: str) -> None:
-    """Check an agent spec completely without building the agent: the name is known, the
-    parameters fit its signature and `PARAMETER_RULES`, and every checkpoint file it
-    names exists and loads (`agents.nets.load_net`, on the CPU). Raises ValueError
-    naming the spec and the problem."""
-    cls, bound = _resolve(spec)
-    for name in getattr(cls, "checkpoint_parameters", ()):
-        if name in bound.arguments:
-            _check_checkpoint(spec, name, bound.arguments[name])
+def agent_recipe(spec: str, name: str, positional: list, kwargs: dict[str, Any],
+                 load_checkpoints: bool = False) -> AgentRecipe:
+    """`parse_agent` of parameters already parsed (a value may be typed: a best response's
+    target), labelled `spec`."""
+    spec = spec.strip()
+    cls, bound = _resolve(spec, name, positional, kwargs)
+    for parameter in getattr(cls, "checkpoint_parameters", ()) if load_checkpoints else ():
+        if parameter in bound.arguments:
+            _check_checkpoint(spec, parameter, bound.arguments[parameter])
+    args, kwargs = _call_arguments(bound, len(positional))
+    return AgentRecipe(spec, name, tuple(args), tuple(kwargs.items()))
 
 
-def _resolve(spec: str) -> tuple[type, inspect.BoundArguments]:
-    """The agent class of a spec and its parameters, bound to the constructor's
+def _resolve(spec: str, name: str, positional: list, kwargs: dict[str, Any]) -> tuple[type, inspect.BoundArguments]:
+    """The agent class of a parsed spec and its parameters, bound to the constructor's
     signature and checked against `PARAMETER_RULES` (values normalized)."""
-    name, positional, kwargs = parse_spec(spec)
     _load_builtin(name)
     if name in RETIRED:
         raise ValueError(f"unknown agent {name!r} in spec {spec!r}: it was replaced by {RETIRED[name]}")

@@ -44,7 +44,7 @@ import numpy as np
 from engine import rules
 
 from . import br_kernels as bk
-from .base import Agent, check_spec, choice, make, non_negative_int, register
+from .base import Agent, check_spec, choice, non_negative_int, register
 from .search import MCTSAgent, show_search_parameters
 from .settings import SearchSettings
 
@@ -52,16 +52,19 @@ DEFAULT_PARTICLES = 512
 TARGET_ROLLOUTS = ("fast", "model")  # the target's rollout moves: the greedy rollout policy's, or its model's
 
 
-def target_spec(name: str, value) -> str:
-    """The checked `target` parameter: a complete agent spec (checked by `check_spec`)."""
+def target_spec(name: str, value):
+    """The checked `target` parameter: a typed agent (`agents.AgentRecipe`,
+    `agents.settings.GuidedSearch`), or a complete agent spec, parsed here once (the
+    spec's edge, `check_spec`)."""
+    if hasattr(value, "build") and not isinstance(value, str):
+        return value
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{name} must be an agent spec, e.g. target=greedy or target=[ismcts:iterations=200], "
                          f"got {value!r}")
     try:
-        check_spec(value)
+        return check_spec(value)
     except ValueError as exc:
         raise ValueError(f"{name}: {exc}") from exc
-    return value.strip()
 
 
 def target_model(target: Agent, seats: int, num_players: int, team: bool,
@@ -116,9 +119,10 @@ class BestResponseAgent(MCTSAgent):
                  settings: SearchSettings | None = None, **parameters) -> None:
         super().__init__(settings, **parameters)
         self.target_rollout = choice("target_rollout", target_rollout, TARGET_ROLLOUTS)
-        self.target = target_spec("target", target)
+        recipe = target_spec("target", target)
+        self.target = str(recipe)  # its label
         self.particles = non_negative_int("particles", particles)
-        self._target = make(self.target)
+        self._target = recipe.build()
         self._models: dict[tuple[int, int, bool], bk.TargetModel] = {}
         self._use_model(0, 2, False)
         self._scratch = np.zeros(128, dtype=np.int64)

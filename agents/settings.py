@@ -82,11 +82,11 @@ class SearchSettings:
     def parse(cls, text: str) -> "SearchSettings":
         """The settings of a spec's parameters, ``"iterations=1000,prior=3"`` (retired
         names are one-line errors, `agents.base.RETIRED_PARAMETERS`)."""
-        from .base import parse_spec, refuse_retired_parameters
+        from .base import parse_parameters, refuse_retired_parameters
 
         if not isinstance(text, str):
             raise ValueError(f"search settings must be a string of key=value parameters, got {text!r}")
-        name, positional, kwargs = parse_spec(f"ismcts:{text}" if text.strip() else "ismcts")
+        positional, kwargs = parse_parameters(text, text)
         if positional:
             raise ValueError(f"search settings {text!r}: every parameter is key=value, got {positional}")
         refuse_retired_parameters(kwargs, NAMES, f"search settings {text!r}")
@@ -160,20 +160,15 @@ class GuidedSearch:
         agent.seed(seed)
         return agent
 
+    @property
+    def time(self) -> float | None:
+        """The per-move time budget, if the settings give one."""
+        return self.settings.time
+
     def __str__(self) -> str:
         """The spec a user would type for this search (a label for reports and logs)."""
         rest = self.settings.spec()
         return f"ismcts:net={self.net}" + (f",{rest}" if rest else "")
-
-
-def build_agent(agent, seed: int | None = None):
-    """An agent from a spec string (the command line's and config files' edge,
-    `agents.make`) or from a typed recipe (`GuidedSearch`)."""
-    if isinstance(agent, GuidedSearch):
-        return agent.build(seed)
-    from .base import make
-
-    return make(agent, seed)
 
 
 def table() -> str:

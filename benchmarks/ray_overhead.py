@@ -135,7 +135,7 @@ def same_games(a: dict, b: dict) -> bool:
 SIDES = ("process", "ray")
 
 
-def timed_selfplay(executor: str, spec: str, games: int, workers: int, seed: int) -> tuple[dict, object]:
+def timed_selfplay(executor: str, spec, games: int, workers: int, seed: int) -> tuple[dict, object]:
     """One self-play generation's games on `executor`: (figures, the games)."""
     from training.teacher import teacher_games
 
@@ -159,7 +159,7 @@ def same_selfplay(a, b) -> bool:
     return all(np.array_equal(getattr(a, key), getattr(b, key)) for key in ("policy", "final_info"))
 
 
-def compare(args, warm_specs: list[str], play, same) -> tuple[list[dict], float]:
+def compare(args, warm_specs: list, play, same) -> tuple[list[dict], float]:
     """`play(side)` -> (figures, games) for the process pool then Ray, `--repeats` times
     alternated (a change in the machine's load hits both sides), on one local Ray started
     first (its start timed apart). Both sides must play the same games. Returns the runs'
@@ -225,8 +225,10 @@ def print_table(result: dict, title: str, columns: list[tuple[str, str, float]],
 
 
 def selfplay_main(args) -> dict:
-    runs, ray_init = compare(args, [args.spec],
-                             lambda side: timed_selfplay(side, args.spec, args.games, args.workers, args.seed),
+    from agents import parse_agent
+
+    spec = parse_agent(args.spec)  # the command line's edge
+    runs, ray_init = compare(args, [spec], lambda side: timed_selfplay(side, spec, args.games, args.workers, args.seed),
                              same_selfplay)
     ratios = ("games_per_s", "cpu_seconds_per_game")
     result = summarize({"mode": "selfplay", "spec": args.spec, "games": args.games, "pin_threads": args.pin_threads,
@@ -269,11 +271,11 @@ def main(argv=None) -> dict:
     from evaluation.tournament import Schedule
 
     cfg = EvalConfig.from_dict({"agents": args.agents, "games": args.games, "seed": args.seed}).validate()
-    schedule = Schedule(cfg.agents, cfg.players, cfg.games, cfg.seed, cfg.team, cfg.seating)
+    schedule = Schedule(cfg.lineup, cfg.players, cfg.games, cfg.seed, cfg.team, cfg.seating)
     jobs = [schedule.job(j) for j in range(schedule.num_jobs)]
     limits = cfg.time_limits()
     skip = min(args.skip * args.workers, len(jobs) - 1)
-    runs, ray_init = compare(args, list(dict.fromkeys(cfg.agents)),
+    runs, ray_init = compare(args, cfg.lineup,
                              lambda side: timed_tournament(side, jobs, args.workers, limits, skip), same_games)
     ratios = ("steady_games_per_s", "overall_games_per_s", "cpu_seconds_per_game")
     result = summarize({"agents": args.agents, "games": len(jobs), "pin_threads": args.pin_threads, "skip": skip,

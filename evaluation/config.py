@@ -94,6 +94,10 @@ class EvalConfig:
     """Seconds one seat's moves may take in total over a game (a chess clock); over it the
     seat forfeits. Default: 30 times the move time limit."""
 
+    # not a field (never saved or read): the typed agents, one per spec of `agents`, labelled
+    # by it (`agents.AgentRecipe`, `agents.settings.GuidedSearch`); `validate` sets it
+    lineup = None
+
     # --- construction ---------------------------------------------------------------
     @classmethod
     def from_dict(cls, data: dict[str, Any], source: str = "config") -> "EvalConfig":
@@ -135,8 +139,9 @@ class EvalConfig:
         return dataclasses.asdict(self)
 
     # --- validation -------------------------------------------------------------------
-    def validate(self) -> "EvalConfig":
-        """Check the fields together; raise ValueError with a clear message."""
+    def validate(self, lineup: list | None = None) -> "EvalConfig":
+        """Check the fields together; raise ValueError with a clear message. `lineup`: the
+        agents already typed; default: `agents` parsed here, once (the config's edge)."""
         if len(self.agents) < 2:
             raise ValueError(f"need at least 2 agents, got {self.agents!r} (e.g. --agents random greedy)")
         if self.players not in (2, 3, 4):
@@ -171,20 +176,26 @@ class EvalConfig:
         labels = self.labels()
         if self.anchor not in (None, "mean") and self.anchor not in labels:
             raise ValueError(f"anchor {self.anchor!r} is not one of the agents {labels} (or 'mean')")
-        self._validate_agents()
+        self._validate_agents(lineup)
         self._validate_time_limits()
         return self
 
-    def _validate_agents(self) -> None:
-        """Every spec parsed and its checkpoint files loaded (after importing the plugins
-        that may register agents), so a bad one fails before any game starts."""
+    def _validate_agents(self, lineup: list | None) -> None:
+        """The typed agents: `lineup` (labelled by the specs), else every spec parsed and its
+        checkpoint files loaded (after importing the plugins that may register agents)."""
         import agents
 
         from .executor import load_plugins
 
         load_plugins(self.imports)
-        for spec in dict.fromkeys(self.agents):
-            agents.check_spec(spec)
+        if lineup is None and [str(a) for a in self.lineup or ()] == self.agents:
+            lineup = self.lineup  # validated before
+        if lineup is None:
+            parsed = {spec: agents.check_spec(spec) for spec in dict.fromkeys(self.agents)}
+            lineup = [parsed[spec] for spec in self.agents]
+        elif [str(a) for a in lineup] != self.agents:
+            raise ValueError(f"the typed agents {[str(a) for a in lineup]} are not labelled {self.agents}")
+        self.lineup = list(lineup)
 
     def _validate_executor(self) -> None:
         if self.executor not in EXECUTORS:
@@ -208,11 +219,10 @@ class EvalConfig:
                              f"per-move budget (time={budget:g}): every move would forfeit")
 
     def _time_budgets(self) -> list[float]:
-        """The per-move ``time=`` budgets the agent specs give."""
-        from agents import parse_spec
-
-        times = (parse_spec(spec)[2].get("time") for spec in self.agents)
-        return [float(t) for t in times if isinstance(t, (int, float)) and not isinstance(t, bool)]
+        """The per-move ``time=`` budgets of the (validated) agents."""
+        if self.lineup is None:
+            raise ValueError("validate() the config first: its typed agents give the time budgets")
+        return [agent.time for agent in self.lineup if agent.time is not None]
 
     def time_limits(self) -> "TimeLimits":
         """The limits the tournament enforces: the configured ones, defaults for the rest."""

@@ -4,8 +4,10 @@ The tournament only talks to `Executor.map_jobs(jobs)`, which yields one record 
 JSON-friendly dict) per finished job, in any order. `SerialExecutor` plays in this
 process; `ProcessExecutor` keeps a pool of long-lived worker processes, each of which
 imports the plugins, warms the numba kernels once and builds each agent once per
-(spec, seat), reseeding it for every game. A cluster backend only has to implement
-`map_jobs` the same way.
+(agent, seat), reseeding it for every game. Jobs carry typed agents (`agents.AgentRecipe`:
+a spec parsed once, at the command line's or config's edge; `agents.settings.GuidedSearch`):
+a worker builds them and never reads a spec string. A cluster backend only has to
+implement `map_jobs` the same way.
 
 Time limits (`agents.play.TimeLimits`): the game loop forfeits a seat whose move comes
 back over its budget. A move that never comes back (a numba kernel cannot be
@@ -59,7 +61,7 @@ class GameJob:
 
     job_id: int
     deal_seed: int
-    seating: tuple[str, ...]  # agent spec per seat
+    seating: tuple  # the typed agent of each seat (its str() is its label)
     seeds: tuple[int, ...]  # agent seed per seat
     team: bool = False
 
@@ -261,7 +263,7 @@ def make_local_executor(workers: int, imports: Sequence[str] = (), start_method:
 
 
 # --- what runs in a worker ---------------------------------------------------------------
-_AGENTS: dict[tuple[str, int], object] = {}  # (spec, seat) -> agent, built once per process
+_AGENTS: dict[tuple[object, int], object] = {}  # (typed agent, seat) -> agent, built once per process
 
 
 def _worker_main(conn, imports: list[str]) -> None:
@@ -313,11 +315,12 @@ def exit_with_parent() -> None:
 def warm_up() -> None:
     """Compile (or load from cache) the engine kernels with one quick random game (agents
     warm up their own kernels: `warm_up_agent`)."""
-    import agents
     import engine
+    from agents import AgentRecipe
     from agents.play import play_game
 
-    play_game([agents.make("random", 0), agents.make("random", 1)], engine.random_deal(0), 2)
+    random = AgentRecipe("random", "random")
+    play_game([random.build(0), random.build(1)], engine.random_deal(0), 2)
 
 
 def warm_up_agent(agent) -> None:
@@ -338,24 +341,19 @@ def warm_up_agent(agent) -> None:
 
 def precompile(specs: Sequence, imports: Sequence[str] = ()) -> None:
     """In the parent, before the workers start: compile (or load) everything a worker's
-    warm-up and the agents `specs` (spec strings, or typed searches:
-    `agents.settings.GuidedSearch`) compile, so that each worker loads it from numba's
+    warm-up and the typed agents `specs` compile, so that each worker loads it from numba's
     cache instead of compiling it again for itself (the compile notice, if any, is
     printed here, once)."""
-    from agents.settings import build_agent
-
     load_plugins(imports)
     warm_up()
-    for spec in dict.fromkeys(specs):
-        warm_up_agent(build_agent(spec, seed=0))
+    for agent in dict.fromkeys(specs):
+        warm_up_agent(agent.build(seed=0))
 
 
-def _agent(spec: str, seat: int):
-    key = (spec, seat)
+def _agent(player, seat: int):
+    key = (player, seat)
     if key not in _AGENTS:
-        import agents
-
-        agent = agents.make(spec)
+        agent = player.build()
         warm_up_agent(agent)  # kernels compiled (or loaded) before the first timed move
         _AGENTS[key] = agent
     return _AGENTS[key]
@@ -371,7 +369,7 @@ def run_job(job: GameJob, limits: TimeLimits | None = None, on_move=None) -> dic
     start = time.perf_counter()
     try:
         deal = engine.random_deal(job.deal_seed)
-        players = [_agent(spec, seat) for seat, spec in enumerate(job.seating)]
+        players = [_agent(player, seat) for seat, player in enumerate(job.seating)]
         game = play_game(players, deal, len(players), job.team, list(job.seeds), limits, on_move).to_dict()
     except Exception as exc:  # setup failure (bad checkpoint, reset() raised): a void game
         return _void_record(job, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}",
@@ -380,7 +378,8 @@ def run_job(job: GameJob, limits: TimeLimits | None = None, on_move=None) -> dic
 
 
 def _job_record(job: GameJob, game: dict, seconds: float) -> dict:
-    record = {"game": job.job_id, "deal_seed": job.deal_seed, "seats": list(job.seating), "seeds": list(job.seeds)}
+    record = {"game": job.job_id, "deal_seed": job.deal_seed, "seats": [str(p) for p in job.seating],
+              "seeds": list(job.seeds)}
     record.update(game)
     record["seconds"] = round(seconds, 4)
     return record

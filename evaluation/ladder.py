@@ -12,9 +12,10 @@ player of the ladder together and writes the run's headline picture:
 * ``run_dir/ladder.json`` and ``run_dir/ladder.png``: rebuilt from the journal after every
   generation (``python evaluate.py ladder RUN_DIR`` does it by hand).
 
-A generation and an anchor are plain agent spec strings (``checkpoint:PATH``,
-``ismcts:time=0.01``, ``greedy``...), so the ladder does not care how a generation was
-made. Generations are labelled ``gen<g>``, anchors by their spec.
+A generation is a typed agent (`agents.settings.GuidedSearch`, an `agents.AgentRecipe`),
+recorded in the journal as the spec a user would type and parsed once when read back
+(the file's edge); anchors are agent specs (``greedy``, ``ismcts:time=0.01``...), parsed
+when the ladder opens. Generations are labelled ``gen<g>``, anchors by their spec.
 
 Matches reuse the tournament: a `Schedule` of the two agents (every seating of each deal,
 3-4 players: every mix of the two at the table), its seeds and game loop, and the process
@@ -39,6 +40,8 @@ from pathlib import Path
 from collections.abc import Sequence
 
 import numpy as np
+
+from agents.base import typed_agent
 
 from .config import EvalConfig
 from .executor import Executor
@@ -73,6 +76,13 @@ class LadderGames:
 
     def header(self, generation: int) -> dict | None:
         return next((h for h in self.generations if h["generation"] == generation), None)
+
+    def player(self, generation: int):
+        """A generation's agent (`agents.AgentRecipe`), parsed from its header's spec: the
+        journal file is this spec's edge."""
+        from agents import parse_agent
+
+        return parse_agent(self.header(generation)["spec"])
 
     def labels(self) -> list[str]:
         """Every player: the anchors, then the generations in order."""
@@ -462,7 +472,7 @@ class Ladder:
             bootstrap=bootstrap, prior_draws=prior_draws, imports=list(imports), start_method=start_method,
             move_time_limit=move_time_limit, game_time_limit=game_time_limit, progress=progress,
             executor=executor, ray_address=ray_address), "ladder")
-        self._check_config(self._config)
+        self._anchors = dict(zip(anchors, self._check_config(self._config)))
         self.run_dir, self.previous = Path(run_dir), previous
         cfg = self._config
         self.settings = {"kind": "ladder", "players": cfg.players, "team": cfg.team, "seed": cfg.seed,
@@ -476,13 +486,16 @@ class Ladder:
         self._journal = Journal(self.path)
 
     @staticmethod
-    def _check_config(cfg: EvalConfig) -> None:
+    def _check_config(cfg: EvalConfig, lineup: list | None = None) -> list:
         """The tournament's own checks (types, ranges, specs and their files, time limits),
-        then every agent built once and seated: a bad spec fails before any game."""
-        if len(cfg.agents) < 2:  # a tournament needs two agents; random stands in (it always builds)
-            cfg = cfg.override(agents=cfg.agents + ["random"] * (2 - len(cfg.agents)))
-        cfg.validate()
+        then every agent built once and seated: a bad one fails before any game. Returns
+        the typed agents (`lineup`, or the config's specs parsed)."""
+        size = len(cfg.agents)
+        if size < 2:  # a tournament needs two agents; random stands in (it always builds)
+            cfg = cfg.override(agents=cfg.agents + ["random"] * (2 - size))
+        cfg.validate(lineup)
         check_agents(cfg)
+        return cfg.lineup[:size]
 
     def _check_same_ladder(self) -> None:
         theirs = self.data.settings or {}
@@ -497,22 +510,22 @@ class Ladder:
         return [h["generation"] for h in self.data.generations]
 
     # --- adding a generation -------------------------------------------------------------
-    def add_generation(self, generation: int, spec: str, wall_s: float) -> dict:
-        """Play generation `generation` (agent `spec`, made `wall_s` seconds into the run)
-        against the previous K generations and every anchor, refit the ladder, write
-        ladder.json and ladder.png, and return ladder.json's content. Called again for
-        the last generation, it plays only the games still missing (its first call's
+    def add_generation(self, generation: int, player, wall_s: float) -> dict:
+        """Play generation `generation` (the typed agent `player`, made `wall_s` seconds into
+        the run) against the previous K generations and every anchor, refit the ladder,
+        write ladder.json and ladder.png, and return ladder.json's content. Called again
+        for the last generation, it plays only the games still missing (its first call's
         wall_s is kept)."""
-        head = self._header_for(generation, spec, wall_s)
-        spec = head["spec"]
-        specs = {**{a: a for a in self.settings["anchors"]},
-                 **{generation_label(h["generation"]): h["spec"] for h in self.data.generations + [head]}}
-        cfg = self._config.override(agents=[spec] + [specs[o] for o in head["opponents"]],
+        head = self._header_for(generation, player, wall_s)
+        earlier = {generation_label(h["generation"]): h["generation"] for h in self.data.generations}
+        opponents = {o: self._anchors[o] if o in self._anchors else self.data.player(earlier[o])
+                     for o in head["opponents"]}
+        cfg = self._config.override(agents=[head["spec"]] + [str(p) for p in opponents.values()],
                                     games=head["games_per_pair"])
-        self._check_config(cfg)
+        self._check_config(cfg, [player, *opponents.values()])
         self._start(head)
-        matches = [(opponent, Schedule([spec, specs[opponent]], cfg.players, cfg.games, cfg.seed, cfg.team))
-                   for opponent in head["opponents"]]
+        matches = [(label, Schedule([player, opponent], cfg.players, cfg.games, cfg.seed, cfg.team))
+                   for label, opponent in opponents.items()]
         todo = sum(s.num_jobs - len(_MatchJournal(self, head["generation"], o).load()) for o, s in matches)
         pool = _LentExecutor(lambda: make_executor(min(cfg.num_workers(), todo), cfg.imports, cfg.start_method,
                                                    cfg.time_limits(), cfg.executor, cfg.ray_address))
@@ -525,12 +538,10 @@ class Ladder:
             self._journal.close()
         return write_outputs(self.run_dir, self.data)
 
-    def _header_for(self, generation, spec, wall_s) -> dict:
+    def _header_for(self, generation, player, wall_s) -> dict:
         """The generation's header: the one on disk when resuming, else a new one."""
         generation = _count("generation", generation, 0)
-        if not isinstance(spec, str) or not spec.strip():
-            raise ValueError(f"spec must be a non-empty agent spec string, got {spec!r}")
-        spec = spec.strip()
+        spec = str(typed_agent(player, "a generation"))
         if isinstance(wall_s, bool) or not isinstance(wall_s, (int, float)) or not math.isfinite(wall_s) \
                 or wall_s < 0:
             raise ValueError(f"wall_s must be a finite number of seconds >= 0, got {wall_s!r}")

@@ -508,8 +508,8 @@ class GamePlayer:
 
 
 def warm_node(imports: Sequence[str], specs: Sequence) -> None:
-    """Compile (or load) the engine's kernels and those of `specs` (agent specs, or typed
-    searches: `agents.settings.GuidedSearch`) into this node's cache."""
+    """Compile (or load) the engine's kernels and those of the typed agents `specs`
+    (`evaluation.executor.precompile`) into this node's cache."""
     precompile(specs, imports)
 
 
@@ -552,18 +552,18 @@ class RayExecutor(Executor):
             raise ValueError("the Ray cluster has no CPU to run games on")
         self.workers = min(workers, cpus) if workers else cpus  # an actor beyond the CPUs would never start
         self._pool: RayJobPool | None = None
-        self._warmed: set[str] = set()  # agent specs already compiled on every node
+        self._warmed: set = set()  # the typed agents already compiled on every node
 
     def map_jobs(self, jobs: Iterable[GameJob]) -> Iterator[dict]:
         jobs = iter(jobs)
         first = list(itertools.islice(jobs, PEEK_JOBS))
         if not first:
             return
-        specs = [spec for spec in dict.fromkeys(spec for job in first for spec in job.seating)
-                 if spec not in self._warmed]
-        if specs:  # a later call (the ladder's next match) finds the pool's idle actors holding every CPU
-            on_every_node(functools.partial(warm_node, self.imports, specs), cpus=0 if self._pool is not None else 1)
-            self._warmed.update(specs)
+        todo = [agent for agent in dict.fromkeys(agent for job in first for agent in job.seating)
+                if agent not in self._warmed]
+        if todo:  # a later call (the ladder's next match) finds the pool's idle actors holding every CPU
+            on_every_node(functools.partial(warm_node, self.imports, todo), cpus=0 if self._pool is not None else 1)
+            self._warmed.update(todo)
         players = max(len(job.seating) for job in first)
         size = games_per_call(len(first), self.workers)
         if self._pool is None:

@@ -125,7 +125,7 @@ def analyze(records: Sequence[GameResult], schedule: Schedule, labels: list[str]
             osk = {labels[i]: {kk: _r(v, 3) for kk, v in fit[i].items()} for i in range(k)}
     return {
         "version": RESULTS_VERSION,
-        "agents": list(schedule.specs),
+        "agents": [str(agent) for agent in schedule.lineup],
         "labels": list(labels),
         "players": schedule.players,
         "team": schedule.team,

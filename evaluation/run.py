@@ -37,20 +37,19 @@ def make_executor(workers: int, imports: Sequence[str] = (), start_method: str =
 
 
 def check_agents(cfg: EvalConfig) -> None:
-    """Build every agent once (and seat it) so a bad spec fails before any game runs
-    (cfg.validate() has checked the specs and their files without building them); then,
-    for local workers, compile their kernels here once (`executor.precompile`)."""
-    import agents
-
+    """Build every agent of the validated `cfg` once (and seat it) so a bad one fails
+    before any game runs (cfg.validate() has parsed the specs and checked their files
+    without building them); then, for local workers, compile their kernels here once
+    (`executor.precompile`)."""
     load_plugins(cfg.imports)
-    for spec in dict.fromkeys(cfg.agents):
-        agent = agents.make(spec, seed=0)  # ValueError on unknown names or bad parameters
+    for player in dict.fromkeys(cfg.lineup):
+        agent = player.build(seed=0)  # ValueError on bad parameters
         try:
             agent.reset(0, cfg.players, cfg.team)
         except Exception as exc:
-            raise ValueError(f"agent {spec!r} cannot play a {cfg.players}-player game: {exc}") from exc
+            raise ValueError(f"agent {str(player)!r} cannot play a {cfg.players}-player game: {exc}") from exc
     if cfg.executor == "process":  # workers on this machine load what this process compiles
-        precompile(cfg.agents, cfg.imports)
+        precompile(cfg.lineup, cfg.imports)
 
 
 def prepare_out(cfg: EvalConfig, fresh: bool = False) -> Path:
@@ -85,7 +84,7 @@ def run_evaluation(cfg: EvalConfig, fresh: bool = False, echo=print) -> dict:
     check_agents(cfg)
     out = prepare_out(cfg, fresh)
     labels = cfg.labels()
-    schedule = Schedule(cfg.agents, cfg.players, cfg.games, cfg.seed, cfg.team, cfg.seating, cfg.one_vs_rest)
+    schedule = Schedule(cfg.lineup, cfg.players, cfg.games, cfg.seed, cfg.team, cfg.seating, cfg.one_vs_rest)
     workers = cfg.num_workers()
     limits = cfg.time_limits()
     echo(f"evaluating {', '.join(labels)} -> {out}\n  {schedule.num_jobs} games = {schedule.num_deals} deals x "

@@ -87,10 +87,11 @@ class Slot:
 class Schedule:
     """All games of a tournament, addressed by job id."""
 
-    def __init__(self, specs: list[str], players: int, games: int, seed: int, team: bool = False,
+    def __init__(self, lineup: list, players: int, games: int, seed: int, team: bool = False,
                  seating: str = "rotations", one_vs_rest: bool = False):
-        self.specs, self.players, self.team, self.seed = list(specs), players, team, seed
-        self.tables = make_tables(len(specs), players, team, one_vs_rest)
+        """`lineup`: the typed agents (`EvalConfig.lineup`), which the jobs carry."""
+        self.lineup, self.players, self.team, self.seed = list(lineup), players, team, seed
+        self.tables = make_tables(len(lineup), players, team, one_vs_rest)
         mode = "rotations" if team else seating  # a team table only rotates by one seat
         self.slots = [Slot(t, s) for t, table in enumerate(self.tables) for s in seatings_of(table, mode)]
         self.seatings_per_table = max(len(seatings_of(t, mode)) for t in self.tables)
@@ -111,7 +112,7 @@ class Schedule:
     def job(self, job_id: int) -> GameJob:
         deal, slot = self.locate(job_id)
         return GameJob(job_id=job_id, deal_seed=deal_seed(self.seed, deal),
-                       seating=tuple(self.specs[a] for a in slot.seating),
+                       seating=tuple(self.lineup[a] for a in slot.seating),
                        seeds=tuple(agent_seed(self.seed, job_id, s) for s in range(self.players)),
                        team=self.team)
 

@@ -96,12 +96,12 @@ def held_out_scores(net, learner: Learner, device: torch.device) -> dict:
     return {"policy_ce": cross_entropy / n, "top1": top1 / n, "value_mse": value_error / n}
 
 
-def target_noise_floor(spec: str, games: int, power: float, seed: int) -> dict:
+def target_noise_floor(teacher, games: int, power: float, seed: int) -> dict:
     """Run FLOOR_SEARCHES independent searches at every position of `games` games of the
     first one: their top-1 agreement and the cross-entropy of one target against the others'
     mean (see the module doc)."""
     rng = np.random.default_rng(seed)
-    searches = [agents.make(spec, seed=seed + k) for k in range(FLOOR_SEARCHES)]
+    searches = [teacher.build(seed=seed + k) for k in range(FLOOR_SEARCHES)]
     agree, cross_entropy = [], []
     for _ in range(games):
         state = GameState.new(2, seed=int(rng.integers(2**62)))
@@ -148,7 +148,7 @@ def main(argv=None) -> dict:
         raise SystemExit("--games must be >= 20, --steps >= 10, --floor-games >= 0")
     device = resolve_device(args.device)
     shipped_path = shipped_network(2)
-    teacher = args.teacher or f"ismcts:net={shipped_path},iterations=1000,prior=3"
+    teacher = agents.parse_agent(args.teacher or f"ismcts:net={shipped_path},iterations=1000,prior=3")  # its edge
     shipped = load_net(shipped_path, device)
     log = (lambda *a: None) if args.json else print
     log(f"machine: {describe()}; learner on {device}")
@@ -167,7 +167,7 @@ def main(argv=None) -> dict:
 
     probe = learner_for(32, 2)
     probe.fill([(held, args.target_power)])
-    result = {"machine": machine_info(), "device": str(device), "teacher": teacher,
+    result = {"machine": machine_info(), "device": str(device), "teacher": str(teacher),
               "train_positions": len(train.obs), "held_out_positions": len(held.obs),
               "shipped": held_out_scores(shipped, probe, device), "sizes": {}}
     log(f"{len(train.obs)} training positions, {len(held.obs)} held out; shipped network: {result['shipped']}")

@@ -305,6 +305,21 @@ def test_exploit_command_refuses_a_bad_target(tmp_path, capsys):
 
     assert evaluate.main(["exploit", "--target", "nosuch", "--games", "2", "--out", str(tmp_path)]) == 2
     assert "unknown agent" in capsys.readouterr().err
+    assert evaluate.main(["exploit", "--target", "greedy", "--br", "particles=-1", "--out", str(tmp_path)]) == 2
+    assert "particles must be a non-negative integer" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_the_exploit_best_response_is_typed_from_the_parsed_target_and_parameters():
+    """`evaluate.py exploit` builds its best response from the parsed --target and --br,
+    not from a spec string it assembles: the same record as the spec a user would type."""
+    from evaluation.exploit import ExploitConfig
+
+    target = agents.check_spec("policy:epsilon=0.2")
+    br = ExploitConfig(target=str(target), br="iterations=30,particles=16,").best_response(target)
+    assert br == agents.parse_agent("br:target=[policy:epsilon=0.2],iterations=30,particles=16")
+    assert dict(br.kwargs)["target"] is target
+    assert str(br) == "br:target=[policy:epsilon=0.2],iterations=30,particles=16"
 
 
 def test_exploit_plays_one_seat_against_the_rest_at_four_players(tmp_path):
@@ -321,16 +336,21 @@ def test_a_ladders_generations_are_rated_by_a_best_response(tmp_path, capsys):
     """`evaluate.py ladder RUN --exploit G`: the raw policy of the first and last
     generations against a best response, on the same deals, paired."""
     import evaluate
-    from evaluation.exploit import raw_policy_spec
-    from evaluation.ladder import Ladder
+    from agents.settings import GuidedSearch, SearchSettings
+    from evaluation.exploit import raw_policy
+    from evaluation.ladder import Ladder, load_ladder_games
 
     run = tmp_path / "run"
     ladder = Ladder(run, anchors=["greedy"], games_per_pair=2, seed=3, workers=1)
-    ladder.add_generation(0, "checkpoint:tests/fixtures/net_2p.pt", 1.0)
-    ladder.add_generation(1, "ismcts:net=models/selfplay_2p.pt,iterations=10", 2.0)
-    assert raw_policy_spec("ismcts:net=models/selfplay_2p.pt,iterations=10") == "checkpoint:models/selfplay_2p.pt"
+    ladder.add_generation(0, agents.parse_agent("checkpoint:tests/fixtures/net_2p.pt"), 1.0)
+    ladder.add_generation(1, GuidedSearch("models/selfplay_2p.pt", SearchSettings(iterations=10)), 2.0)
+    data = load_ladder_games(run)
+    assert data.header(1)["spec"] == "ismcts:net=models/selfplay_2p.pt,iterations=10"
+    policy = raw_policy(data.player(1))
+    assert str(policy) == "checkpoint:models/selfplay_2p.pt" and policy.args == ("models/selfplay_2p.pt",)
+    assert str(raw_policy(data.player(0))) == "checkpoint:tests/fixtures/net_2p.pt"
     with pytest.raises(ValueError, match="names no network"):
-        raw_policy_spec("greedy")
+        raw_policy(agents.parse_agent("greedy"))
     assert evaluate.main(["ladder", str(run), "--exploit", "2", "--br", "iterations=10,particles=16",
                           "--workers", "1"]) == 0
     result = json.loads((run / "exploitability.json").read_text())

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from agents import AgentRecipe, parse_agent
 from evaluation import EvalConfig, run_evaluation
 from evaluation.executor import GameJob, SerialExecutor, load_plugins, run_job
 from evaluation.tournament import GameResult, Journal, Schedule, make_tables, play_tournament, seatings_of
@@ -97,13 +98,37 @@ def test_config_file_and_overrides():
 
 # --- executor ----------------------------------------------------------------------------------
 def test_run_job_record_is_plain_and_reproducible():
-    job = GameJob(job_id=7, deal_seed=123, seating=("random", "first"), seeds=(1, 2))
+    first = parse_agent("first")
+    job = GameJob(job_id=7, deal_seed=123, seating=(parse_agent("random"), first), seeds=(1, 2))
     a, b = run_job(job), run_job(job)
     a.pop("seconds"), b.pop("seconds")
     assert a == b and a["game"] == 7 and len(a["scores"]) == 2 and a["forfeit"] is None
+    assert a["seats"] == ["random", "first"]
     json.dumps(a)
-    void = run_job(GameJob(job_id=1, deal_seed=1, seating=("no_such_agent", "first"), seeds=(1, 2)))
+    void = run_job(GameJob(job_id=1, deal_seed=1, seating=(AgentRecipe("no_such_agent", "no_such_agent"), first),
+                           seeds=(1, 2)))
     assert void["ranking"] == [] and "unknown agent" in void["error"]
+
+
+def test_workers_build_typed_agents_without_reading_a_spec(monkeypatch):
+    """A job carries typed agents, parsed once at the edge: its worker builds them without
+    parsing any text (its label need not even be a spec), alone or in a process pool."""
+    import agents.base
+    from evaluation.executor import ProcessExecutor
+
+    seating = (AgentRecipe("not a spec: greedy!", "greedy"), AgentRecipe("[random]", "random"))
+    jobs = [GameJob(job_id=n, deal_seed=n, seating=seating, seeds=(1, 2)) for n in range(2)]
+
+    def no_parsing(spec, *_):
+        raise AssertionError(f"a worker parsed the spec {spec!r}")
+
+    monkeypatch.setattr(agents.base, "parse_spec", no_parsing)
+    for record in [run_job(job) for job in jobs]:
+        assert record["forfeit"] is None and record["error"] is None, record["error"]
+        assert record["seats"] == ["not a spec: greedy!", "[random]"] and len(record["scores"]) == 2
+    with ProcessExecutor(1, start_method="fork") as pool:  # its worker inherits the patched parser
+        records = list(pool.map_jobs(jobs))
+    assert [r["error"] for r in records] == [None, None] and records[0]["seats"] == ["not a spec: greedy!", "[random]"]
 
 
 # --- whole runs -------------------------------------------------------------------------------------
@@ -148,7 +173,7 @@ def test_resume_after_interruption_matches_a_full_run(tmp_path):
     full = cfg(tmp_path, "full", games=10)
     run_quiet(full)
     part = cfg(tmp_path, "part", games=10)
-    schedule = Schedule(part.agents, 2, part.games, part.seed)
+    schedule = Schedule(part.validate().lineup, 2, part.games, part.seed)
 
     class Interrupted(SerialExecutor):  # Ctrl-C after 4 games
         def map_jobs(self, jobs):

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import evaluate
+from agents import parse_agent
 from evaluation.ladder import (GAMES_FILE, JSON_FILE, PLOT_FILE, Ladder, elo_difference, fit_ladder,
                                load_ladder_games, rebuild_ladder, significant_drops)
 
@@ -39,7 +40,7 @@ def ladder_run(tmp_path_factory):
     run = tmp_path_factory.mktemp("ladder") / "run"
     ladder = Ladder(run, **SETTINGS)
     for g, spec in enumerate(GENERATIONS):
-        ladder.add_generation(g, spec, wall(g))
+        ladder.add_generation(g, parse_agent(spec), wall(g))
         shutil.copy(run / JSON_FILE, run.parent / f"after_gen{g}.json")
     return run
 
@@ -85,7 +86,7 @@ def test_resume_after_a_kill_plays_only_the_missing_games(ladder_run, tmp_path):
 
     ladder = Ladder(run, **SETTINGS)
     assert ladder.generations == [0, 1, 2]
-    ladder.add_generation(2, " " + GENERATIONS[2], wall(2) + 50)  # the same spec; the first wall_s is kept
+    ladder.add_generation(2, parse_agent(" " + GENERATIONS[2]), wall(2) + 50)  # the same spec; the first wall_s is kept
     after = game_lines(run)
     assert sorted(map(game_key, after)) == sorted(map(game_key, games))  # every game once
     assert set(games[:-7]) <= set(after)  # the finished games untouched, not replayed
@@ -100,13 +101,13 @@ def test_same_seed_same_ladder_whatever_the_workers(ladder_run, tmp_path):
     gen0 = [line for line in (ladder_run / GAMES_FILE).read_text().splitlines()
             if json.loads(line).get("generation", 0) == 0]
     (run / GAMES_FILE).write_text("\n".join(gen0) + "\n")
-    Ladder(run, **dict(SETTINGS, workers=2)).add_generation(1, GENERATIONS[1], wall(1))
+    Ladder(run, **dict(SETTINGS, workers=2)).add_generation(1, parse_agent(GENERATIONS[1]), wall(1))
     assert json.loads((run / JSON_FILE).read_text()) == json.loads((ladder_run.parent / "after_gen1.json").read_text())
 
 
 def test_three_player_ladder(tmp_path):
     ladder = Ladder(tmp_path / "run", ["greedy"], players=3, games_per_pair=3, seed=1, workers=1, bootstrap=50)
-    res = ladder.add_generation(0, "random", 0.0)
+    res = ladder.add_generation(0, parse_agent("random"), 0.0)
     # one deal, two tables (random random greedy / random greedy greedy), three rotations each
     assert res["games"] == 6 and res["generations"][0]["games"] == 6
     assert res["generations"][0]["elo"] < 0 and res["players"] == 3
@@ -164,14 +165,15 @@ def test_add_generation_refuses_bad_input_before_any_game(tmp_path):
     write_journal(run, [settings(), header(3, wall_s=50.0)])
     before = (run / GAMES_FILE).read_text()
     ladder = Ladder(run, ["greedy"], seed=0, workers=1, bootstrap=200)
-    for args, match in [((4, "nosuchagent", 60.0), "unknown agent"),
-                        ((2, "greedy", 60.0), "generation numbers must increase"),
-                        ((3, "greedy", 60.0), "is in the ladder as 'random'"),
-                        ((4, "greedy", 40.0), "cannot go back"),
-                        ((4, "greedy", float("nan")), "wall_s"),
-                        ((4, "", 60.0), "spec must be"),
-                        ((-1, "greedy", 60.0), "generation must be an integer"),
-                        ((True, "greedy", 60.0), "generation must be an integer")]:
+    greedy = parse_agent("greedy")
+    for args, match in [((4, "greedy", 60.0), "a generation must be a typed agent"),
+                        ((4, None, 60.0), "a generation must be a typed agent"),
+                        ((2, greedy, 60.0), "generation numbers must increase"),
+                        ((3, greedy, 60.0), "is in the ladder as 'random'"),
+                        ((4, greedy, 40.0), "cannot go back"),
+                        ((4, greedy, float("nan")), "wall_s"),
+                        ((-1, greedy, 60.0), "generation must be an integer"),
+                        ((True, greedy, 60.0), "generation must be an integer")]:
         with pytest.raises(ValueError, match=match):
             ladder.add_generation(*args)
     assert (run / GAMES_FILE).read_text() == before

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.base import _REGISTRY, Agent, register
+from agents.base import _REGISTRY, Agent, parse_agent, register
 
 # one Ray start per module: under pytest-xdist, `--dist loadgroup` keeps these tests on one worker.
 # Only the tests that need Ray import it (the `cluster` and `ray_module` fixtures): the
@@ -324,7 +324,7 @@ def test_selfplay_on_ray_stores_the_local_games_and_resumes_a_local_kill(cluster
 
     cfg = load_config(run / "config.yaml")
     spec = f"ismcts:net={generation_file(run, 0)},{cfg.selfplay.search}"
-    teacher.teacher_games(spec, 16, cfg.seed * 10_007 + 1, 2, workers=1, progress=False,
+    teacher.teacher_games(parse_agent(spec), 16, cfg.seed * 10_007 + 1, 2, workers=1, progress=False,
                           store=run / "games" / "gen_001")  # the first chunk, then the kill
     (first,) = (run / "games" / "gen_001").glob("chunk_*.npz")
     kept = first.stat().st_mtime_ns
@@ -362,7 +362,7 @@ def test_a_selfplay_worker_lost_mid_chunk_loses_no_chunk(cluster, ray_module, tm
     trigger = tmp_path / "kill-once"
     trigger.touch()
     monkeypatch.setattr(ray_selfplay, "ChunkPlayer", functools.partial(ChunkPlayerKilledOnce, str(trigger)))
-    args = ("ismcts:iterations=4", teacher.GAMES_PER_CHUNK + 4, 5, 2)
+    args = (parse_agent("ismcts:iterations=4"), teacher.GAMES_PER_CHUNK + 4, 5, 2)
     on_ray = teacher.teacher_games(*args, workers=2, progress=False, store=tmp_path / "ray", executor="ray")
     assert not trigger.exists()  # a worker was killed, and its chunk played again
     local = teacher.teacher_games(*args, workers=1, progress=False, store=tmp_path / "local")
@@ -380,7 +380,7 @@ def test_the_ladder_plays_its_matches_on_ray_as_locally(cluster, tmp_path):
     def games(executor, workers):
         ladder = Ladder(tmp_path / executor, anchors=["random", "first"], games_per_pair=2, seed=4,
                         workers=workers, imports=[HELPERS], executor=executor, bootstrap=20)
-        ladder.add_generation(0, "greedy", 0.0)
+        ladder.add_generation(0, parse_agent("greedy"), 0.0)
         return sorted((g["opponent"], g["game"], g["seeds"], g["scores"], g["moves"], g["ranking"])
                       for g in load_ladder_games(tmp_path / executor).games)
 

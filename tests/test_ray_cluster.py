@@ -284,7 +284,7 @@ def test_a_selfplay_generation_on_the_cluster_stores_the_games_of_one_machine(cl
     assert done.returncode == 0, done.stderr[-3000:]
     # the same generation's games on this machine (training.selfplay: generation 0 is the warm start)
     cfg = load_config(config)
-    teacher_games(cfg.selfplay.warm_start_teacher, cfg.selfplay.warm_start_games, cfg.seed * 10_007, cfg.num_players,
+    teacher_games(cfg.selfplay.teacher, cfg.selfplay.warm_start_games, cfg.seed * 10_007, cfg.num_players,
                   cfg.team, workers=1, progress=False, store=tmp_path / "local", exposure=cfg.net.exposure)
     on_ray = sorted((tmp_path / "ray" / "tiny" / "games" / "gen_000").glob("chunk_*.npz"))
     here = sorted((tmp_path / "local").glob("chunk_*.npz"))

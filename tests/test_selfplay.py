@@ -120,14 +120,17 @@ def test_resume_mid_generation_plays_only_the_missing_games(tmp_path, played_chu
 
 
 def test_stored_chunks_round_trip_and_refuse_damage(tmp_path):
-    games = teacher.teacher_games("ismcts:iterations=4", 2, 1, 2, workers=1, progress=False, store=tmp_path)
-    again = teacher.teacher_games("ismcts:iterations=4", 2, 1, 2, workers=1, progress=False, store=tmp_path)
+    games = teacher.teacher_games(agents.parse_agent("ismcts:iterations=4"), 2, 1, 2, workers=1, progress=False,
+                                  store=tmp_path)
+    again = teacher.teacher_games(agents.parse_agent("ismcts:iterations=4"), 2, 1, 2, workers=1, progress=False,
+                                  store=tmp_path)
     np.testing.assert_array_equal(games.policy, again.policy)
     np.testing.assert_array_equal(games.final_info, again.final_info)
     (chunk,) = tmp_path.glob("chunk_*.npz")
     chunk.write_bytes(b"not a chunk")
     with pytest.raises(ValueError, match="damaged self-play chunk"):
-        teacher.teacher_games("ismcts:iterations=4", 2, 1, 2, workers=1, progress=False, store=tmp_path)
+        teacher.teacher_games(agents.parse_agent("ismcts:iterations=4"), 2, 1, 2, workers=1, progress=False,
+                              store=tmp_path)
 
 
 @pytest.mark.parametrize("key, value, message", [
@@ -246,9 +249,45 @@ def test_league_games_seat_an_earlier_generation_whose_moves_train_only_the_valu
     assert int(rows[-1]["training_positions"]) == len(second.obs)
 
 
+def test_no_spec_is_parsed_after_the_config_is_loaded(tmp_path, monkeypatch):
+    """Agent specs are parsed once, at the config's edge: the trainer's games (the warm
+    start's teacher, a league's opponents) and its evaluation build typed agents. Here a
+    run (its chunks played in this process: workers 1) refuses parsing once its config is
+    loaded."""
+    loaded = train.load_config
+
+    def load_then_refuse(*arguments):
+        def refuse(spec):
+            raise AssertionError(f"the spec {spec!r} was parsed after the config's edge")
+
+        cfg = loaded(*arguments)
+        monkeypatch.setattr(agents.base, "parse_spec", refuse)
+        return cfg
+
+    monkeypatch.setattr(train, "load_config", load_then_refuse)
+    config = write_config(tmp_path, **{"iterations": 3, "selfplay.games_per_generation": 2,
+                                       "selfplay.league_fraction": 1.0, "eval.opponents": ["greedy", "random"]})
+    run = train.main(["--config", str(config), "--runs", str(tmp_path / "runs")])
+    rows = list(csv.DictReader(open(run / "metrics.csv")))
+    assert len(rows) == 3 and all(row["eval_win_rate_vs_random"] for row in rows)
+    assert yaml.safe_load((run / "config.yaml").read_text())["eval"]["opponents"] == ["greedy", "random"]
+
+
+def test_a_spec_string_inside_the_trainer_is_a_clear_error(tmp_path):
+    from training.evaluation import evaluate_policy
+
+    with pytest.raises(ValueError, match="a self-play teacher or league opponent must be a typed agent"):
+        teacher.teacher_games("ismcts:iterations=4", 1, 0, workers=1, progress=False, store=tmp_path / "none")
+    with pytest.raises(ValueError, match="must be a typed agent .* got 'greedy'"):
+        teacher.teacher_games(agents.parse_agent("ismcts:iterations=4"), 1, 0, league=("greedy",), league_fraction=1)
+    with pytest.raises(ValueError, match="an evaluation opponent must be a typed agent"):
+        evaluate_policy(None, "greedy", 2, seed=0)
+    assert not (tmp_path / "none").exists()
+
+
 def test_a_league_opponent_takes_one_team_in_the_team_variant():
-    games = teacher.play_chunk("ismcts:iterations=4", 5, 4, 4, True, league=("ismcts:iterations=2",),
-                               league_fraction=1.0)
+    games = teacher.play_chunk(agents.parse_agent("ismcts:iterations=4"), 5, 4, 4, True,
+                               league=(agents.parse_agent("ismcts:iterations=2"),), league_fraction=1.0)
     for g in range(4):
         learner, guest = target_seats(games, g)
         assert guest in ({0, 2}, {1, 3}) and learner == {0, 1, 2, 3} - guest
@@ -257,11 +296,11 @@ def test_a_league_opponent_takes_one_team_in_the_team_variant():
 @pytest.mark.parametrize("changes, message", [
     ({"league_fraction": 1.5}, "league_fraction must be in"),
     ({"league_fraction": 0.5}, "needs league opponents"),
-    ({"league": ("greedy",), "league_fraction": 1.0}, "not a search agent"),
+    ({"league": (agents.parse_agent("greedy"),), "league_fraction": 1.0}, "not a search agent"),
 ])
 def test_bad_league_settings_are_refused(changes, message):
     with pytest.raises(ValueError, match=message):
-        teacher.play_chunk("ismcts:iterations=4", 0, 1, 2, False, **changes)
+        teacher.play_chunk(agents.parse_agent("ismcts:iterations=4"), 0, 1, 2, False, **changes)
 
 
 def test_ray_chunks_read_every_network_from_the_nodes_copy():
@@ -292,7 +331,7 @@ def test_the_learner_takes_any_number_of_steps(steps):
 
     cfg = config_from_dict({**TINY, "selfplay": {**TINY["selfplay"], "train_steps": steps}})
     learner = Learner(cfg, torch.device("cpu"))
-    learner.fill([(teacher.play_chunk("ismcts:iterations=4", 0, 1, 2, False), 1.0)])
+    learner.fill([(teacher.play_chunk(agents.parse_agent("ismcts:iterations=4"), 0, 1, 2, False), 1.0)])
     assert np.isfinite(learner.fit_policy_value(steps, 1e-3)["policy_loss"])
 
 
@@ -309,7 +348,7 @@ def test_the_learner_shows_each_position_turned_by_one_quarter_turn():
 
     cfg = config_from_dict({**TINY, "selfplay": {**TINY["selfplay"], "symmetries": True}})
     learner = Learner(cfg, torch.device("cpu"))
-    learner.fill([(teacher.play_chunk("ismcts:iterations=4", 0, 1, 2, False), 1.0)])
+    learner.fill([(teacher.play_chunk(agents.parse_agent("ismcts:iterations=4"), 0, 1, 2, False), 1.0)])
     buffer, n = learner.buffer, learner.buffer.size
     seen, real_forward, real_turned = [], learner.net.forward, learner._turned
 

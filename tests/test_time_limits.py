@@ -254,11 +254,11 @@ def test_config_time_limits_are_checked_and_defaulted(tmp_path):
         config(move_time_limit="soon")
     with pytest.raises(ValueError, match=r"move_time_limit \(0.5 s\) must be above the agents' own per-move budget"):
         EvalConfig.from_dict(dict(agents=["random", "ismcts:time=1"], move_time_limit=0.5)).validate()
-    assert config().time_limits() == TimeLimits(60.0, 1800.0)
-    assert config(move_time_limit=2).time_limits() == TimeLimits(2.0, 60.0)
-    assert config(move_time_limit=2, game_time_limit=7).time_limits() == TimeLimits(2.0, 7.0)
-    scaled = EvalConfig.from_dict(dict(agents=["random", "ismcts:time=10", "pimc:time=2"]))
-    assert scaled.time_limits() == TimeLimits(100.0, 3000.0)
+    assert config().validate().time_limits() == TimeLimits(60.0, 1800.0)
+    assert config(move_time_limit=2).validate().time_limits() == TimeLimits(2.0, 60.0)
+    assert config(move_time_limit=2, game_time_limit=7).validate().time_limits() == TimeLimits(2.0, 7.0)
+    scaled = EvalConfig.from_dict(dict(agents=["random", "ismcts:time=10", "pimc:time=2"])).validate()
+    assert scaled.time_limits() == TimeLimits(100.0, 3000.0)  # the budgets of the typed agents
 
 
 def test_config_checks_every_spec_and_checkpoint_before_any_game(tmp_path):
@@ -300,8 +300,12 @@ def test_a_worker_whose_parent_is_killed_exits_mid_move(tmp_path):
 import sys
 sys.path.insert(0, {str(ROOT)!r})
 from evaluation.executor import ProcessExecutor, GameJob
+from evaluation.executor import load_plugins
+from agents import parse_agent
 ex = ProcessExecutor(1, imports=[{THIS!r}, {HELPERS!r}])
-records = ex.map_jobs([GameJob(job_id=0, deal_seed=1, seating=("hang", "first"), seeds=(1, 2))])
+load_plugins([{THIS!r}, {HELPERS!r}])
+seating = (parse_agent("hang"), parse_agent("first"))
+records = ex.map_jobs([GameJob(job_id=0, deal_seed=1, seating=seating, seeds=(1, 2))])
 import threading
 threading.Thread(target=lambda: next(records), daemon=True).start()
 import time

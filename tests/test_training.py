@@ -347,8 +347,8 @@ def test_teacher_games_do_not_depend_on_worker_count():
     from training.teacher import GAMES_PER_CHUNK, teacher_games
 
     games = GAMES_PER_CHUNK + 2  # two chunks
-    one = teacher_games("ismcts:iterations=8", games, seed=1, workers=1, progress=False)
-    two = teacher_games("ismcts:iterations=8", games, seed=1, workers=2, progress=False)
+    one = teacher_games(agents.parse_agent("ismcts:iterations=8"), games, seed=1, workers=1, progress=False)
+    two = teacher_games(agents.parse_agent("ismcts:iterations=8"), games, seed=1, workers=2, progress=False)
     for field in ("obs", "mask", "policy", "exposure", "game", "mover", "final_info"):
         assert np.array_equal(getattr(one, field), getattr(two, field)), field
     assert len(one.final_info) == games and one.game.max() == games - 1
@@ -364,8 +364,9 @@ def test_teacher_workers_exit_when_the_trainer_is_killed():
     script = f"""
 import sys
 sys.path.insert(0, {str(ROOT)!r})
+from agents import parse_agent
 from training.teacher import GAMES_PER_CHUNK, teacher_games
-teacher_games("ismcts:iterations=100000", 2 * GAMES_PER_CHUNK, seed=0, workers=2, progress=False)
+teacher_games(parse_agent("ismcts:iterations=100000"), 2 * GAMES_PER_CHUNK, seed=0, workers=2, progress=False)
 """
     trainer = subprocess.Popen([sys.executable, "-c", script])
     try:
@@ -430,8 +431,9 @@ def test_the_exposure_kind_travels_with_the_network_and_its_teacher_games(tmp_pa
     record = play_game([agent, agents.make("random", seed=1)], random_deal(5))
     assert record.forfeit is None
 
-    worst = teacher_games("ismcts:iterations=4", 1, seed=2, workers=1, progress=False)
-    expected = teacher_games("ismcts:iterations=4", 1, seed=2, workers=1, progress=False, exposure="expected")
+    worst = teacher_games(agents.parse_agent("ismcts:iterations=4"), 1, seed=2, workers=1, progress=False)
+    expected = teacher_games(agents.parse_agent("ismcts:iterations=4"), 1, seed=2, workers=1, progress=False,
+                             exposure="expected")
     assert np.array_equal(worst.obs, expected.obs), "the same games"
     assert (expected.exposure <= worst.exposure).all() and (expected.exposure < worst.exposure).any()
 
@@ -570,7 +572,7 @@ def test_training_evaluation_reports_progress_on_one_torch_thread():
         def progress(done, total):
             seen.append((done, total, torch.get_num_threads()))
 
-        result = evaluate_policy(policy, "random", 4, seed=0, progress=progress)
+        result = evaluate_policy(policy, agents.parse_agent("random"), 4, seed=0, progress=progress)
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(threads)

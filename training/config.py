@@ -3,8 +3,9 @@
 Every field has a default and a one-line meaning. Unknown keys, wrong types and bad
 values are clear errors that name the offending key, found when the config is loaded,
 before any training: agent specs (eval opponents, the warm start's teacher) are checked
-by the agents registry, checkpoint files they name included. The resolved config is
-saved in every run directory, and a resumed run checks that it matches.
+by the agents registry, checkpoint files they name included, and parsed there, once, into
+the typed agents the run builds (`SelfPlayConfig.teacher`, `EvalConfig.lineup`). The
+resolved config is saved in every run directory, and a resumed run checks that it matches.
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ class SelfPlayConfig:
     # games of a best response (br, 1000 iterations a move) against each generation's raw policy: its
     # approximate exploitability in exploitability.json (evaluation.exploit); 0 = not measured
     ladder_exploit_games: int = 0
+    teacher = None  # not a field (never saved or read): `warm_start_teacher` typed by `validate` (`AgentRecipe`)
 
 
 @dataclass
@@ -94,6 +96,7 @@ class EvalConfig:
     every: int = 10  # iterations between evaluations (and checkpoints)
     games: int = 40  # games per opponent (duplicate pairs: each deal from both seats)
     opponents: list = field(default_factory=lambda: ["random", "greedy"])
+    lineup = None  # not a field (never saved or read): one typed agent per spec of `opponents`, set by `validate`
 
 
 @dataclass
@@ -162,7 +165,7 @@ class TrainConfig:
         _check(isinstance(sp.ladder_anchors, list), "selfplay.ladder_anchors", "must be a list of agent specs")
         for i, spec in enumerate(sp.ladder_anchors):
             _check_spec(spec, f"selfplay.ladder_anchors[{i}]")
-        _check_spec(sp.warm_start_teacher, "selfplay.warm_start_teacher")
+        sp.teacher = _check_spec(sp.warm_start_teacher, "selfplay.warm_start_teacher")
 
     def _check_executor(self) -> None:
         from evaluation.config import EXECUTORS
@@ -180,8 +183,7 @@ class TrainConfig:
     def _check_agent_specs(self) -> None:
         """Every agent the run will build, checked now rather than when it is first used
         (an eval opponent's typo would otherwise surface after the first iterations)."""
-        for i, spec in enumerate(self.eval.opponents):
-            _check_spec(spec, f"eval.opponents[{i}]")
+        self.eval.lineup = [_check_spec(spec, f"eval.opponents[{i}]") for i, spec in enumerate(self.eval.opponents)]
 
 
 ALGORITHMS = ("ppo", "selfplay")
@@ -212,10 +214,10 @@ RETIRED_VALUES = {
 RUN_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
 
 
-def _check_spec(spec, key: str) -> None:
+def _check_spec(spec, key: str) -> agents.AgentRecipe:
     _check(isinstance(spec, str) and spec.strip() != "", key, f"must be an agent spec string, got {spec!r}")
     try:
-        agents.check_spec(spec)
+        return agents.check_spec(spec)
     except ValueError as exc:
         raise ValueError(f"config key {key!r}: {exc}") from exc
 

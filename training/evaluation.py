@@ -15,7 +15,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-import agents
+from agents.base import typed_agent
 from agents.neural import NetAgent, NetPolicy
 from agents.play import play_game
 from engine import random_deal
@@ -32,11 +32,12 @@ def one_torch_thread():
         torch.set_num_threads(threads)
 
 
-def evaluate_policy(policy: NetPolicy, opponent: str, games: int, seed: int, num_players: int = 2,
+def evaluate_policy(policy: NetPolicy, opponent, games: int, seed: int, num_players: int = 2,
                     team: bool = False, progress: Callable[[int, int], None] | None = None) -> dict:
     """Play `games` games (rounded up to whole seat rotations) of the raw policy against
-    copies of `opponent`; returns win rate (draws half), mean reward and mean margin.
-    `progress(done, total)` is called before the first game and after each one."""
+    copies of the typed agent `opponent` (the config's `eval.lineup`); returns win rate
+    (draws half), mean reward and mean margin; `progress(done, total)` before the first game and after each."""
+    typed_agent(opponent, "an evaluation opponent")
     rotations = num_players if not team else 2
     deals = max(1, -(-games // rotations))
     with one_torch_thread():
@@ -52,7 +53,7 @@ def _evaluate(policy, opponent, deals, rotations, seed, num_players, team, progr
     for d in range(deals):
         deal = random_deal(seed * 100_003 + d)
         for r in range(rotations):
-            seats = [agents.make(opponent, seed=seed + 7 * d + s) for s in range(num_players)]
+            seats = [opponent.build(seed=seed + 7 * d + s) for s in range(num_players)]
             my_seats = [r] if not team else [r, r + 2]
             for s in my_seats:
                 seats[s] = me

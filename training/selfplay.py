@@ -109,7 +109,7 @@ class SelfPlayTrainer:
         generation's search; chunks already stored are read back, the others played."""
         operator = {}  # the warm start: no league
         if generation == 0:
-            teacher, count = self.sc.warm_start_teacher, self.sc.warm_start_games
+            teacher, count = self.sc.teacher, self.sc.warm_start_games  # typed at the config's edge
         else:
             teacher, count = self.search(generation - 1, self.sc.search), self.sc.games_per_generation
             if self.sc.league_fraction > 0 and generation >= 2:  # the generations before the teacher's
@@ -155,8 +155,8 @@ class SelfPlayTrainer:
                         team=self.cfg.team, games_per_pair=self.sc.ladder_games, seed=self.cfg.seed,
                         workers=self.sc.workers, previous=self.sc.ladder_previous, progress=True,
                         executor=self.sc.executor, ray_address=self.sc.ray_address)
-        # the ladder's file records each generation as the spec a user would type (its edge)
-        table = ladder.add_generation(generation, str(self.search(generation, self.sc.play)), wall_seconds)
+        # the ladder's file records the typed search as the spec a user would type (its label)
+        table = ladder.add_generation(generation, self.search(generation, self.sc.play), wall_seconds)
         row = next(r for r in table["generations"] if r["generation"] == generation)
         metrics = {"ladder_elo": row["elo"], "ladder_elo_lo": row["elo_ci95"][0], "ladder_elo_hi": row["elo_ci95"][1]}
         if self.sc.ladder_exploit_games:

@@ -81,22 +81,21 @@ class TeacherGames:
 
 def play_chunk(teacher, seed: int, games: int, num_players: int, team: bool, exposure: str = "worst",
                league: tuple = (), league_fraction: float = 0.0) -> TeacherGames:
-    """Play `games` games with `teacher` in every seat: a search agent with
-    `act_with_visits`, as a spec (the config's warm-start teacher, e.g.
-    ``ismcts:iterations=1000``) or a `agents.settings.GuidedSearch` (a generation's
-    network and search settings); seeded, so reproducible. `exposure`: the kind of
-    `agents.features.exposure` stored with each position. `league`, `league_fraction`:
-    `LeagueSeats`."""
+    """Play `games` games with `teacher` in every seat: a typed search agent with
+    `act_with_visits`, an `agents.AgentRecipe` (the config's warm-start teacher, e.g.
+    ``ismcts:iterations=1000``, parsed at its edge) or a `agents.settings.GuidedSearch` (a
+    generation's network and search settings); seeded, so reproducible. `exposure`: the
+    kind of `agents.features.exposure` stored with each position. `league`,
+    `league_fraction`: `LeagueSeats`."""
     from agents import features, value_kernels
-    from agents.settings import build_agent
     from env.observation import encode
 
     if not 0.0 <= league_fraction <= 1.0:
         raise ValueError(f"league_fraction must be in [0, 1], got {league_fraction!r}")
     if league_fraction > 0 and not league:
-        raise ValueError("league_fraction > 0 needs league opponents (agent specs)")
+        raise ValueError("league_fraction > 0 needs league opponents (typed agents)")
     rng = np.random.default_rng(seed)
-    seats = [build_agent(teacher, seed=int(rng.integers(2**62))) for _ in range(num_players)]
+    seats = [teacher.build(seed=int(rng.integers(2**62))) for _ in range(num_players)]
     if not hasattr(seats[0], "act_with_visits"):
         raise ValueError(f"teacher {teacher} is not a search agent with root visit counts (use ismcts or pimc)")
     opponents = LeagueSeats(league, league_fraction, num_players, team, seed) if league_fraction > 0 else None
@@ -130,31 +129,29 @@ def play_chunk(teacher, seed: int, games: int, num_players: int, team: bool, exp
 
 class LeagueSeats:
     """The league's opponents of a chunk's games: for each game, with probability
-    `fraction`, one seat (team variant: one team's two seats) and one opponent spec drawn
-    uniformly; agents built once per spec (an earlier generation's `GuidedSearch`), on their
-    own random stream (the games without an opponent stay as they were)."""
+    `fraction`, one seat (team variant: one team's two seats) and one typed opponent drawn
+    uniformly (an earlier generation's `GuidedSearch`), built once per seat it takes, on
+    its own random stream (the games without an opponent stay as they were)."""
 
-    def __init__(self, specs: tuple, fraction: float, num_players: int, team: bool, seed: int):
-        self.specs, self.fraction, self.num_players, self.team = list(specs), fraction, num_players, team
+    def __init__(self, opponents: tuple, fraction: float, num_players: int, team: bool, seed: int):
+        self.opponents, self.fraction, self.num_players, self.team = list(opponents), fraction, num_players, team
         self.rng = np.random.default_rng([seed, 2])
-        self.agents: dict[tuple[str, int], object] = {}  # (spec, seat): one agent per seat it takes
+        self.agents: dict[tuple, object] = {}  # (opponent, seat): one agent per seat it takes
 
     def seat_game(self) -> dict:
         """{seat: agent} of the next game's opponent (reset for its seats), or {}."""
-        from agents.settings import build_agent
-
         if self.rng.random() >= self.fraction:
             return {}
-        spec = self.specs[int(self.rng.integers(len(self.specs)))]
+        opponent = self.opponents[int(self.rng.integers(len(self.opponents)))]
         first = int(self.rng.integers(2 if self.team else self.num_players))
         seats = (first, first + 2) if self.team else (first,)
         guests = {}
         for seat in seats:
-            key = (spec, seat)
+            key = (opponent, seat)
             if key not in self.agents:
-                self.agents[key] = build_agent(spec, seed=int(self.rng.integers(2**62)))
+                self.agents[key] = opponent.build(seed=int(self.rng.integers(2**62)))
                 if not hasattr(self.agents[key], "act_with_visits"):
-                    raise ValueError(f"league opponent {spec} is not a search agent (use ismcts or pimc)")
+                    raise ValueError(f"league opponent {opponent} is not a search agent (use ismcts or pimc)")
             guests[seat] = self.agents[key]
             guests[seat].reset(seat, self.num_players, self.team)
         return guests
@@ -173,9 +170,13 @@ def teacher_games(teacher, games: int, seed: int, num_players: int = 2, team: bo
     "ray"``: in `workers` Ray actors (0 = one per CPU of the cluster at `ray_address`,
     None = a local Ray instance). `exposure`: the kind of exposure features stored (the
     learner's network's, `NetConfig.exposure`); `teacher`, `league`, `league_fraction`:
-    see `play_chunk`."""
+    see `play_chunk` (typed agents: no worker reads a spec)."""
+    from agents.base import typed_agent
+
     if executor not in ("process", "ray"):
         raise ValueError(f"executor must be 'process' or 'ray', got {executor!r}")
+    for agent in (teacher, *league):
+        typed_agent(agent, "a self-play teacher or league opponent")
     chunks = [(teacher, seed * 1_000_003 + i, min(GAMES_PER_CHUNK, games - start), num_players, team, exposure,
                tuple(league), league_fraction)
               for i, start in enumerate(range(0, games, GAMES_PER_CHUNK))]
