@@ -41,7 +41,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from agents.base import typed_agent
+from agents.base import AgentRecipe, parse_agent, typed_agent
 
 from .config import EvalConfig
 from .executor import Executor
@@ -80,8 +80,6 @@ class LadderGames:
     def player(self, generation: int):
         """A generation's agent (`agents.AgentRecipe`), parsed from its header's spec: the
         journal file is this spec's edge."""
-        from agents import parse_agent
-
         return parse_agent(self.header(generation)["spec"])
 
     def labels(self) -> list[str]:
@@ -458,9 +456,14 @@ class Ladder:
                  ray_address: str | None = None):
         if not isinstance(run_dir, (str, os.PathLike)):
             raise TypeError(f"run_dir must be a path, got {type(run_dir).__name__}")
-        if not isinstance(anchors, (list, tuple)) or not all(isinstance(a, str) and a.strip() for a in anchors):
-            raise ValueError(f"anchors must be a list of agent spec strings, got {anchors!r}")
-        anchors = [a.strip() for a in anchors]
+        if not isinstance(anchors, (list, tuple)) or not all(
+                a.strip() if isinstance(a, str) else callable(getattr(a, "build", None)) for a in anchors):
+            raise ValueError(f"anchors must be a list of agent specs or typed agents, got {anchors!r}")
+        # spec strings are this public constructor's edge; typed anchors (a trainer's parsed
+        # config) are labelled by their spec and not parsed again
+        lineup = None if all(isinstance(a, str) for a in anchors) else [
+            parse_agent(a) if isinstance(a, str) else a for a in anchors]
+        anchors = [str(a).strip() for a in anchors]
         if len(set(anchors)) != len(anchors):
             raise ValueError(f"anchors must be distinct, got {anchors!r}")
         previous = _count("previous", previous, 0)
@@ -472,7 +475,7 @@ class Ladder:
             bootstrap=bootstrap, prior_draws=prior_draws, imports=list(imports), start_method=start_method,
             move_time_limit=move_time_limit, game_time_limit=game_time_limit, progress=progress,
             executor=executor, ray_address=ray_address), "ladder")
-        self._anchors = dict(zip(anchors, self._check_config(self._config)))
+        self._anchors = dict(zip(anchors, self._check_config(self._config, lineup)))
         self.run_dir, self.previous = Path(run_dir), previous
         cfg = self._config
         self.settings = {"kind": "ladder", "players": cfg.players, "team": cfg.team, "seed": cfg.seed,
@@ -484,6 +487,7 @@ class Ladder:
             if self.data.settings is not None:
                 self._check_same_ladder()
         self._journal = Journal(self.path)
+        self._players = {}  # generation -> the typed agent add_generation was given
 
     @staticmethod
     def _check_config(cfg: EvalConfig, lineup: list | None = None) -> list:
@@ -493,6 +497,7 @@ class Ladder:
         size = len(cfg.agents)
         if size < 2:  # a tournament needs two agents; random stands in (it always builds)
             cfg = cfg.override(agents=cfg.agents + ["random"] * (2 - size))
+            lineup = None if lineup is None else lineup + [AgentRecipe("random", "random")] * (2 - size)
         cfg.validate(lineup)
         check_agents(cfg)
         return cfg.lineup[:size]
@@ -503,6 +508,11 @@ class Ladder:
         if diff:
             what = ", ".join(f"{k}: {theirs.get(k)!r} there, {self.settings[k]!r} now" for k in diff)
             raise ValueError(f"{self.path} holds a different ladder ({what}); use another run directory")
+
+    def _player(self, generation: int):
+        """An earlier generation's typed agent: as this ladder was given it, or parsed from
+        the journal's header (the file's edge: a generation added before a resume)."""
+        return self._players[generation] if generation in self._players else self.data.player(generation)
 
     @property
     def generations(self) -> list[int]:
@@ -517,9 +527,9 @@ class Ladder:
         for the last generation, it plays only the games still missing (its first call's
         wall_s is kept)."""
         head = self._header_for(generation, player, wall_s)
+        self._players[generation] = player
         earlier = {generation_label(h["generation"]): h["generation"] for h in self.data.generations}
-        opponents = {o: self._anchors[o] if o in self._anchors else self.data.player(earlier[o])
-                     for o in head["opponents"]}
+        opponents = {o: self._anchors[o] if o in self._anchors else self._player(earlier[o]) for o in head["opponents"]}
         cfg = self._config.override(agents=[head["spec"]] + [str(p) for p in opponents.values()],
                                     games=head["games_per_pair"])
         self._check_config(cfg, [player, *opponents.values()])

@@ -117,8 +117,9 @@ def test_three_player_ladder(tmp_path):
 @pytest.mark.parametrize("kw, match", [
     (dict(anchors=["nosuchagent"]), "unknown agent 'nosuchagent'"),
     (dict(anchors=["ismcts:iterations=0"]), "iterations"),
-    (dict(anchors="greedy"), "list of agent spec strings"),
-    (dict(anchors=None), "list of agent spec strings"),
+    (dict(anchors="greedy"), "list of agent specs or typed agents"),
+    (dict(anchors=None), "list of agent specs or typed agents"),
+    (dict(anchors=["greedy", 3]), "list of agent specs or typed agents"),
     (dict(anchors=["greedy", "greedy"]), "distinct"),
     (dict(anchors=[], previous=0), "previous >= 1"),
     (dict(players=5), "players must be 2, 3 or 4"),

@@ -251,7 +251,8 @@ def test_league_games_seat_an_earlier_generation_whose_moves_train_only_the_valu
 
 def test_no_spec_is_parsed_after_the_config_is_loaded(tmp_path, monkeypatch):
     """Agent specs are parsed once, at the config's edge: the trainer's games (the warm
-    start's teacher, a league's opponents) and its evaluation build typed agents. Here a
+    start's teacher, a league's opponents), its ladder's anchors and its evaluation build
+    typed agents. Here a
     run (its chunks played in this process: workers 1) refuses parsing once its config is
     loaded."""
     loaded = train.load_config
@@ -266,10 +267,12 @@ def test_no_spec_is_parsed_after_the_config_is_loaded(tmp_path, monkeypatch):
 
     monkeypatch.setattr(train, "load_config", load_then_refuse)
     config = write_config(tmp_path, **{"iterations": 3, "selfplay.games_per_generation": 2,
-                                       "selfplay.league_fraction": 1.0, "eval.opponents": ["greedy", "random"]})
+                                       "selfplay.league_fraction": 1.0, "eval.opponents": ["greedy", "random"],
+                                       "selfplay.ladder_games": 2, "selfplay.ladder_anchors": ["greedy", "random"]})
     run = train.main(["--config", str(config), "--runs", str(tmp_path / "runs")])
     rows = list(csv.DictReader(open(run / "metrics.csv")))
     assert len(rows) == 3 and all(row["eval_win_rate_vs_random"] for row in rows)
+    assert list(json.loads((run / "ladder.json").read_text())["anchors"]) == ["greedy", "random"]
     assert yaml.safe_load((run / "config.yaml").read_text())["eval"]["opponents"] == ["greedy", "random"]
 
 

@@ -4,7 +4,7 @@ Every field has a default and a one-line meaning. Unknown keys, wrong types and 
 values are clear errors that name the offending key, found when the config is loaded,
 before any training: agent specs (eval opponents, the warm start's teacher) are checked
 by the agents registry, checkpoint files they name included, and parsed there, once, into
-the typed agents the run builds (`SelfPlayConfig.teacher`, `EvalConfig.lineup`). The
+the typed agents the run builds (`SelfPlayConfig.teacher` and `.anchors`, `EvalConfig.lineup`). The
 resolved config is saved in every run directory, and a resumed run checks that it matches.
 """
 
@@ -89,6 +89,7 @@ class SelfPlayConfig:
     # approximate exploitability in exploitability.json (evaluation.exploit); 0 = not measured
     ladder_exploit_games: int = 0
     teacher = None  # not a field (never saved or read): `warm_start_teacher` typed by `validate` (`AgentRecipe`)
+    anchors = ()  # not a field either: `ladder_anchors` typed by `validate`
 
 
 @dataclass
@@ -163,8 +164,7 @@ class TrainConfig:
         _check(sp.warm_start_teacher.split(":")[0] in ("ismcts", "pimc"), "selfplay.warm_start_teacher",
                "must be an ismcts or pimc agent spec such as 'ismcts:iterations=1000'")
         _check(isinstance(sp.ladder_anchors, list), "selfplay.ladder_anchors", "must be a list of agent specs")
-        for i, spec in enumerate(sp.ladder_anchors):
-            _check_spec(spec, f"selfplay.ladder_anchors[{i}]")
+        sp.anchors = [_check_spec(spec, f"selfplay.ladder_anchors[{i}]") for i, spec in enumerate(sp.ladder_anchors)]
         sp.teacher = _check_spec(sp.warm_start_teacher, "selfplay.warm_start_teacher")
 
     def _check_executor(self) -> None:

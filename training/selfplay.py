@@ -69,6 +69,7 @@ class SelfPlayTrainer:
         self._data: list[tuple[int, TeacherGames]] = []  # the last `window` generations' (generation, games)
         # the last `evaluator_window` generations' (state features, search-reward targets)
         self._evaluator_data: list[tuple[np.ndarray, np.ndarray]] = []
+        self._ladder = None  # the run's Elo ladder, opened at the first rating
 
     @property
     def net(self):
@@ -151,12 +152,13 @@ class SelfPlayTrainer:
             return {}
         from evaluation.ladder import Ladder
 
-        ladder = Ladder(self.run_path, anchors=list(self.sc.ladder_anchors), players=self.cfg.num_players,
-                        team=self.cfg.team, games_per_pair=self.sc.ladder_games, seed=self.cfg.seed,
-                        workers=self.sc.workers, previous=self.sc.ladder_previous, progress=True,
-                        executor=self.sc.executor, ray_address=self.sc.ray_address)
+        if self._ladder is None:  # one ladder for the run: it keeps the generations it was given typed
+            self._ladder = Ladder(self.run_path, anchors=list(self.sc.anchors), players=self.cfg.num_players,
+                                  team=self.cfg.team, games_per_pair=self.sc.ladder_games, seed=self.cfg.seed,
+                                  workers=self.sc.workers, previous=self.sc.ladder_previous, progress=True,
+                                  executor=self.sc.executor, ray_address=self.sc.ray_address)
         # the ladder's file records the typed search as the spec a user would type (its label)
-        table = ladder.add_generation(generation, self.search(generation, self.sc.play), wall_seconds)
+        table = self._ladder.add_generation(generation, self.search(generation, self.sc.play), wall_seconds)
         row = next(r for r in table["generations"] if r["generation"] == generation)
         metrics = {"ladder_elo": row["elo"], "ladder_elo_lo": row["elo_ci95"][0], "ladder_elo_hi": row["elo_ci95"][1]}
         if self.sc.ladder_exploit_games:
