@@ -1,0 +1,361 @@
+"""Issue 56, F1: does the board-reading (NNUE-shaped) evaluator's held-out error fall faster per doubling of data than the 72-feature MLP's?
+RESULTS.md: "2026-12-06, 06:40-08:35 UTC: F1"
+Verdict: see the RESULTS section.
+
+    nice -n 5 python research/search_games.py --games 20000 --workers 2     # the games (results/search_games/)
+    python research/f1_data_curve.py --build                                 # replay + featurize -> results/f1_positions.npz
+    python research/f1_data_curve.py --widths 64,128,256 --shares 0.25 --models nnue   # the width check
+    python research/f1_data_curve.py --shares 0.125,0.25,0.5,1 --models mlp,nnue,nnue_turns --out results/f1.json
+
+Positions: every decision of every stored game of research/search_games.py (the shipped
+network's search `iterations=1000,prior=3` in both seats, as the self-play loop's games),
+rebuilt by replaying the game's actions from its deal (each replay must reproduce the stored
+final state). For each position, the mover's
+
+* 72 full-state features (`agents.value_kernels.batch_mover_features`, what the loop stores),
+  with the loop's evaluator targets: every seat's final search reward
+  (`simulation_rewards` with `MARGIN`) rotated so slot 0 is the mover
+  (`training.learner.rotated_to_movers`), exactly as research/evaluator_data.py reads them;
+* NNUE active features (research/nnue.py's `featurize`, the full-state variant, perspective =
+  the mover); target: the perspective seat's final reward (slot 0 of the same targets).
+
+A fixed 10% of the games (`--held`, a shuffle from `--seed`) is held out whole; the training
+shares are the first games of the same shuffle's rest, so a smaller share is part of every
+larger one. Fits, each seeded:
+
+* ``mlp``: `agents.nets.Evaluator` (width 32) fitted by research/evaluator_data.py's `fit`
+  (minibatches of 512, Adam annealed 1e-3 -> 0 on a cosine, 40,000 steps whatever the share:
+  the loop's rule of a fixed step count);
+* ``nnue``: research/nnue.py's `NNUE` (accumulator width `--widths`), the same batch, Adam and
+  annealing, `--nnue-steps` steps (chosen by the held-out curve it prints every `--every` steps);
+* ``nnue_turns``: the same with every training row turned by a random quarter turn of the
+  board (`engine.symmetry.TURNED` applied to the board features' cells: c * 11 + slot ->
+  TURNED[k, c] * 11 + slot; hands, pool, bag, leads and turn kept), i.e. the four turns as
+  extra training data.
+
+It prints each fit's held-out MSE against the mover's final reward (slot 0; in 2 players the MLP's
+centred zero-sum output makes this its mean over both slots, the figure research/evaluator_data.py
+prints), with the bag empty and not, the slope of the MSE per doubling of the training games
+(least squares on log2 of the games), and bootstrap 95% intervals over held-out games for
+the differences between the models at the largest share. torch runs on one thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from agents import value_kernels as vk  # noqa: E402
+from agents.search_kernels import MARGIN, simulation_rewards  # noqa: E402
+from engine import layout, rules  # noqa: E402
+from engine.symmetry import NUM_TURNS, TURNED  # noqa: E402
+from research import nnue  # noqa: E402
+from research.evaluator_data import BATCH, LEARNING_RATE, Positions  # noqa: E402
+from research.evaluator_data import fit as fit_mlp  # noqa: E402
+from research.search_games import NUM_PLAYERS, load_games, replay  # noqa: E402
+from training.learner import rotated_to_movers  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = ("mlp", "nnue", "nnue_turns")
+MLP_WIDTH = 32
+MLP_STEPS = 40_000  # research/evaluator_data.py's default
+
+
+# --- positions -------------------------------------------------------------------------------------
+
+def build(games_dir: Path, cache: Path, limit: int | None = None) -> None:
+    """Replay every stored game and write its positions' features and targets to `cache`."""
+    from tqdm import tqdm
+
+    games = load_games(games_dir, limit)
+    n = NUM_PLAYERS
+    rewards = np.zeros((len(games), 4))
+    for g in range(len(games)):
+        simulation_rewards(games.final_info[g], rewards[g], MARGIN)
+    feats, idx, game, mover, bag, move = [], [], [], [], [], []
+    for g in tqdm(range(len(games)), desc="replaying and featurizing", mininterval=10, file=sys.stdout):
+        snaps: list = []
+        end = replay(games.deal[g], games.game_actions(g), snaps)
+        assert end.is_over and np.array_equal(end.arrays[1], games.final_info[g]), f"game {g}: replay differs"
+        grid = np.stack([s.arrays[0] for s in snaps])
+        info = np.stack([s.arrays[1] for s in snaps])
+        movers = np.array([s.current_player for s in snaps], dtype=np.int64)
+        f = np.zeros((len(snaps), vk.NUM_FEATURES), dtype=np.float32)
+        vk.batch_mover_features(grid, info, f)
+        feats.append(f)
+        idx.append(nnue.featurize(grid, info, movers, full=True))
+        game.append(np.full(len(snaps), g, dtype=np.int64))
+        mover.append(movers)
+        bag.append(np.array([s.bag_size for s in snaps], dtype=np.int16))
+        move.append(np.arange(len(snaps), dtype=np.int16))
+    game_a, mover_a = np.concatenate(game), np.concatenate(mover)
+    final = rotated_to_movers(rewards, game_a, mover_a, n)  # the loop's evaluator targets, slot 0 = mover
+    tmp = cache.with_name(cache.name + ".tmp")
+    with open(tmp, "wb") as fh:
+        np.savez(fh, features=np.concatenate(feats), nnue_idx=np.concatenate(idx), game=game_a, mover=mover_a,
+                 final=final, bag=np.concatenate(bag), move=np.concatenate(move), games=len(games))
+    os.replace(tmp, cache)
+    print(f"{len(games)} games replayed (every final state reproduced), {len(game_a)} positions -> {cache}")
+
+
+# --- the NNUE fit -----------------------------------------------------------------------------------
+
+def turn_board_features(idx: torch.Tensor, turns: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
+    """Rows of active features (B, MAX_ACTIVE) with the board's cells turned by `turns` (B,)
+    quarter turns: board feature c * 11 + slot -> TURNED[k, c] * 11 + slot; others kept."""
+    board = idx < nnue.HANDS
+    cell, slot = torch.div(idx, nnue._CELL_STRIDE, rounding_mode="floor"), idx % nnue._CELL_STRIDE
+    turned = table[turns[:, None].expand_as(idx), cell.clamp(max=rules.NUM_CELLS - 1)] * nnue._CELL_STRIDE + slot
+    return torch.where(board, turned, idx)
+
+
+def fit_nnue(idx: np.ndarray, target: np.ndarray, rows: np.ndarray, hidden: int, steps: int, seed: int,
+             turns: bool, held: np.ndarray, every: int, log=print) -> tuple[nnue.NNUE, list]:
+    """A fresh NNUE fitted to target[:, 0] on `rows` the loop's way (batch 512, Adam, cosine
+    annealing from 1e-3); the held-out MSE on `held` every `every` steps."""
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    model = nnue.NNUE(hidden, NUM_PLAYERS)
+    optimizer = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE)
+    x, y = torch.as_tensor(idx.astype(np.int64)), torch.as_tensor(target[:, 0].astype(np.float32))
+    table = torch.as_tensor(TURNED)
+    curve = []
+    start = time.perf_counter()
+    for step in range(steps):
+        for group in optimizer.param_groups:
+            group["lr"] = LEARNING_RATE * 0.5 * (1 + np.cos(np.pi * step / steps))
+        batch = torch.as_tensor(rng.choice(rows, BATCH))
+        xb = x[batch]
+        if turns:
+            xb = turn_board_features(xb, torch.as_tensor(rng.integers(NUM_TURNS, size=BATCH)), table)
+        loss = F.mse_loss(model(xb)[:, 0], y[batch])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if every and ((step + 1) % every == 0 or step + 1 == steps):
+            mse = float(((predict_nnue(model, idx[held]) - target[held, 0]) ** 2).mean())
+            curve.append((step + 1, mse))
+            model.train()
+            log(f"      step {step + 1:>6}: held-out MSE {mse:.4f}  ({time.perf_counter() - start:.0f} s)")
+    return model.eval(), curve
+
+
+def self_test(games_dir: Path, count: int = 8) -> None:
+    """The quarter turn of the board features equals the features of the game played on the
+    turned board (`engine.symmetry`: the same deal, every placement turned), at every position
+    of the first `count` stored games, for each turn."""
+    from engine.symmetry import turn_action
+
+    games = load_games(games_dir, 1)
+    table = torch.as_tensor(TURNED)
+    checked = 0
+    for g in range(min(count, len(games))):
+        snaps: list = []
+        replay(games.deal[g], games.game_actions(g), snaps)
+        grid, info = np.stack([s.arrays[0] for s in snaps]), np.stack([s.arrays[1] for s in snaps])
+        movers = np.array([s.current_player for s in snaps])
+        idx = torch.as_tensor(nnue.featurize(grid, info, movers, full=True).astype(np.int64))
+        for k in range(NUM_TURNS):
+            turned_snaps: list = []
+            replay(games.deal[g], [turn_action(int(x), k) for x in games.game_actions(g)], turned_snaps)
+            tg, ti = np.stack([s.arrays[0] for s in turned_snaps]), np.stack([s.arrays[1] for s in turned_snaps])
+            want = nnue.featurize(tg, ti, movers, full=True)
+            got = turn_board_features(idx, torch.full((len(idx),), k), table).numpy()
+            assert np.array_equal(np.sort(got, axis=1), np.sort(want.astype(np.int64), axis=1)), (g, k)
+            checked += len(idx)
+    print(f"self-test: turned features == features of the turned game at {checked} (position, turn) pairs")
+
+
+def predict_nnue(model: nnue.NNUE, idx: np.ndarray) -> np.ndarray:
+    model.eval()
+    out = []
+    with torch.no_grad():
+        for i in range(0, len(idx), 65536):
+            out.append(model(torch.as_tensor(idx[i:i + 65536].astype(np.int64)))[:, 0].numpy())
+    return np.concatenate(out)
+
+
+def predict_mlp(model, features: np.ndarray) -> np.ndarray:
+    with torch.no_grad():
+        return model(torch.as_tensor(features), NUM_PLAYERS, False)[:, 0].numpy()
+
+
+# --- figures ----------------------------------------------------------------------------------------
+
+def slope_per_doubling(games: list[int], mse: list[float]) -> float:
+    """Least-squares slope of the MSE against log2 of the training games."""
+    x = np.log2(np.asarray(games, dtype=float))
+    if len(x) < 2:
+        return float("nan")
+    return float(np.polyfit(x, np.asarray(mse), 1)[0])
+
+
+def game_sums(sq: np.ndarray, game: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per held-out game: the sum of squared errors and the position count."""
+    uniq, inv = np.unique(game, return_inverse=True)
+    return np.bincount(inv, weights=sq), np.bincount(inv).astype(float)
+
+
+def bootstrap_difference(sq_a: np.ndarray, sq_b: np.ndarray, game: np.ndarray, boot: int = 2000,
+                         seed: int = 0) -> dict:
+    """MSE(a) - MSE(b) on the same held-out positions, and its 95% interval over held-out games."""
+    sa, count = game_sums(sq_a, game)
+    sb, _ = game_sums(sq_b, game)
+    draws = np.random.default_rng(seed).integers(len(count), size=(boot, len(count)))
+    diffs = (sa[draws].sum(1) - sb[draws].sum(1)) / count[draws].sum(1)
+    return {"mean": float((sa.sum() - sb.sum()) / count.sum()),
+            "ci95": [float(np.percentile(diffs, 2.5)), float(np.percentile(diffs, 97.5))]}
+
+
+def summarize(results: dict, sq: dict, held_game: np.ndarray, seed: int = 0) -> None:
+    """The table by share, the slope per doubling of each model, and at the largest share every
+    pair's difference with its 95% bootstrap interval over held-out games (into `results`)."""
+    top = max(r["share"] for r in results["fits"])
+    results["slopes"], results["differences"] = {}, {}
+    print(f"\nheld-out MSE (target variance {results['target_variance']:.4f}; bag empty / not at each share):")
+    keys = sorted({(r["model"], r["width"]) for r in results["fits"]}, key=lambda k: (MODELS.index(k[0]), k[1]))
+    for key in keys:
+        fits = sorted([r for r in results["fits"] if (r["model"], r["width"]) == key], key=lambda r: r["share"])
+        s = slope_per_doubling([r["games"] for r in fits], [r["mse"] for r in fits])
+        results["slopes"][f"{key[0]}_w{key[1]}"] = s
+        print(f"  {key[0]:<10} width {key[1]:>4}: " + "  ".join(
+            f"{r['share']:g} ({r['games']} games): {r['mse']:.4f} ({r['mse_bag_empty']:.4f} / {r['mse_bag_left']:.4f})"
+            for r in fits) + f"   slope per doubling {s:+.4f}")
+    for i, ka in enumerate(keys):
+        for kb in keys[i + 1:]:
+            if (ka + (top,)) in sq and (kb + (top,)) in sq:
+                diff = bootstrap_difference(sq[kb + (top,)], sq[ka + (top,)], held_game, seed=seed)
+                name = f"{kb[0]}_w{kb[1]} - {ka[0]}_w{ka[1]} at share {top:g}"
+                results["differences"][name] = diff
+                print(f"  {name}: {diff['mean']:+.4f} [{diff['ci95'][0]:+.4f}, {diff['ci95'][1]:+.4f}]")
+
+
+def analyse(outs: list[Path], cache: Path) -> dict:
+    """Merge the results of several runs (each --out JSON and its .npz of held-out squared
+    errors, on the same cache and held-out games) and print the figures."""
+    d = np.load(cache)
+    merged: dict | None = None
+    sq: dict = {}
+    for out in outs:
+        part = json.loads(out.read_text())
+        errors = np.load(out.with_suffix(".npz"))
+        if merged is None:
+            merged, held = part, errors["held"]
+        else:
+            assert np.array_equal(errors["held"], held), f"{out}: other held-out games"
+            merged["fits"] += part["fits"]
+        for key in errors.files:
+            if key != "held":
+                m, w, sh = key.split("|")
+                sq[(m, int(w), float(sh))] = errors[key]
+    summarize(merged, sq, d["game"][held])
+    return merged
+
+
+def main(argv: list[str] | None = None) -> dict | None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--games-dir", type=Path, default=ROOT / "results" / "search_games")
+    p.add_argument("--cache", type=Path, default=ROOT / "results" / "f1_positions.npz")
+    p.add_argument("--build", action="store_true", help="replay and featurize the stored games into --cache")
+    p.add_argument("--chunks", type=int, help="with --build: only the first CHUNKS stored chunks")
+    p.add_argument("--shares", default="0.125,0.25,0.5,1")
+    p.add_argument("--models", default="mlp,nnue,nnue_turns", help=f"comma-separated, of {', '.join(MODELS)}")
+    p.add_argument("--widths", default="128", help="NNUE accumulator widths (each at every share)")
+    p.add_argument("--nnue-steps", type=int, default=40_000)
+    p.add_argument("--mlp-steps", type=int, default=MLP_STEPS)
+    p.add_argument("--every", type=int, default=5000, help="NNUE: print the held-out MSE every this many steps")
+    p.add_argument("--held", type=float, default=0.1, help="share of the games held out")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", type=Path, help="write the results (JSON, replaced whole) here, and the held-out "
+                   "squared errors beside it (.npz)")
+    p.add_argument("--self-test", action="store_true", help="check the quarter turns of the features")
+    p.add_argument("--analyse", type=Path, nargs="+", help="only merge and print these --out files' figures")
+    a = p.parse_args(argv)
+    torch.set_num_threads(1)
+    if a.self_test:
+        self_test(a.games_dir)
+        return None
+    if a.analyse:
+        return analyse(a.analyse, a.cache)
+    if a.build:
+        build(a.games_dir, a.cache, a.chunks)
+        return None
+    shares = [float(s) for s in a.shares.split(",")]
+    models = [m.strip() for m in a.models.split(",") if m.strip()]
+    widths = [int(w) for w in a.widths.split(",")]
+    if not all(0 < s <= 1 for s in shares) or any(m not in MODELS for m in models) or not all(w >= 1 for w in widths) \
+            or not 0 < a.held < 1 or a.nnue_steps < 1 or a.mlp_steps < 1:
+        p.error(f"shares in (0, 1], models of {MODELS}, widths >= 1, held in (0, 1), steps >= 1")
+    from benchmarks.machine import describe
+
+    d = np.load(a.cache)
+    features, idx, game, final, bag = d["features"], d["nnue_idx"], d["game"], d["final"], d["bag"]
+    num_games = int(d["games"])
+    order = np.random.default_rng(a.seed).permutation(num_games)
+    n_held = round(a.held * num_games)
+    held = np.flatnonzero(np.isin(game, order[:n_held]))
+    rest = order[n_held:]
+    print(f"{describe()}, load average {os.getloadavg()[0]:.2f}\n{a.cache}: {num_games} games, {len(game)} positions; "
+          f"{n_held} games held out ({len(held)} positions, {int((bag[held] == 0).sum())} with the bag empty); "
+          f"target variance (held out) {final[held, 0].var():.4f}", flush=True)
+    data = Positions(features, game, d["mover"], final, NUM_PLAYERS, False)
+    empty = bag[held] == 0
+    results: dict = {"games": num_games, "positions": int(len(game)), "held_games": n_held,
+                     "held_positions": int(len(held)), "machine": describe(), "args": vars(a) | {
+                         "games_dir": str(a.games_dir), "cache": str(a.cache), "out": str(a.out)},
+                     "target_variance": float(final[held, 0].var()), "fits": []}
+    sq: dict = {}
+
+    def record(name: str, width: int, share: float, rows: np.ndarray, pred: np.ndarray, seconds: float, curve=None):
+        err = (pred - final[held, 0]) ** 2
+        n_games = int(round(share * len(rest)))
+        row = {"model": name, "width": width, "share": share, "games": n_games, "positions": int(len(rows)),
+               "mse": float(err.mean()), "mse_bag_empty": float(err[empty].mean()),
+               "mse_bag_left": float(err[~empty].mean()), "seconds": seconds, "curve": curve}
+        results["fits"].append(row)
+        sq[(name, width, share)] = err
+        print(f"  {name:<10} width {width:>4}  share {share:<6g} {n_games:>6} games {len(rows):>7} positions: "
+              f"held-out MSE {row['mse']:.4f} (bag empty {row['mse_bag_empty']:.4f}, not {row['mse_bag_left']:.4f})"
+              f"  ({seconds:.0f} s)", flush=True)
+        if a.out is not None:
+            tmp = a.out.with_name(a.out.name + ".tmp")
+            tmp.write_text(json.dumps(results, indent=1))
+            os.replace(tmp, a.out)
+            tmp = a.out.with_name(a.out.stem + ".tmp.npz")
+            np.savez(tmp, held=held, **{f"{m}|{w}|{sh:g}": v for (m, w, sh), v in sq.items()})
+            os.replace(tmp, a.out.with_suffix(".npz"))
+
+    for share in shares:
+        rows = np.flatnonzero(np.isin(game, rest[:max(1, round(share * len(rest)))]))
+        for name in models:
+            for width in ([MLP_WIDTH] if name == "mlp" else widths):
+                start = time.perf_counter()
+                print(f"  fitting {name} width {width} on share {share:g} ...", flush=True)
+                if name == "mlp":
+                    model = fit_mlp(data, final, rows, width, a.mlp_steps, a.seed + 1)
+                    record(name, width, share, rows, predict_mlp(model, features[held]), time.perf_counter() - start)
+                else:
+                    model, curve = fit_nnue(idx, final, rows, width, a.nnue_steps, a.seed + 1, name == "nnue_turns",
+                                            held, a.every)
+                    record(name, width, share, rows, predict_nnue(model, idx[held]), time.perf_counter() - start,
+                           curve)
+    summarize(results, sq, game[held], a.seed)
+    if a.out is not None:
+        tmp = a.out.with_name(a.out.name + ".tmp")
+        tmp.write_text(json.dumps(results, indent=1))
+        os.replace(tmp, a.out)
+    return results
+
+
+if __name__ == "__main__":
+    main()
