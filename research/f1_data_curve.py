@@ -51,6 +51,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from torch import nn
 from torch.nn import functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -66,7 +67,7 @@ from research.search_games import NUM_PLAYERS, load_games, replay  # noqa: E402
 from training.learner import rotated_to_movers  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-MODELS = ("mlp", "nnue", "nnue_turns")
+MODELS = ("mlp", "nnue", "nnue_turns", "nnue72_turns")
 MLP_WIDTH = 32
 MLP_STEPS = 40_000  # research/evaluator_data.py's default
 
@@ -119,17 +120,40 @@ def turn_board_features(idx: torch.Tensor, turns: torch.Tensor, table: torch.Ten
     return torch.where(board, turned, idx)
 
 
-def fit_nnue(idx: np.ndarray, target: np.ndarray, rows: np.ndarray, hidden: int, steps: int, seed: int,
-             turns: bool, held: np.ndarray, every: int, log=print) -> tuple[nnue.NNUE, list]:
+class NNUE72(nnue.NNUE):
+    """research/nnue.py's NNUE with today's 72 features (`agents.value_kernels`) as a dense side
+    input into its second layer (the spec's option): h1 = clip(l1(clip(A)) + side(f), 0, 1).
+    An adapter here: research/nnue.py (helper nnue's) has no side input."""
+
+    def __init__(self, hidden: int, players: int) -> None:
+        super().__init__(hidden, players)
+        self.side = nn.Linear(vk.NUM_FEATURES, nnue.HIDDEN2, bias=False)
+
+    def forward(self, idx: torch.Tensor, features: torch.Tensor | None = None) -> torch.Tensor:
+        x = torch.clamp(self.accumulator(idx), 0.0, 1.0)
+        x = torch.clamp(self.l1(x) + self.side(features), 0.0, 1.0)
+        x = torch.clamp(self.l2(x), 0.0, 1.0)
+        return self.out(x)
+
+
+def fit_nnue(idx: np.ndarray, target: np.ndarray, rows: np.ndarray, valid: np.ndarray, hidden: int, steps: int,
+             seed: int, turns: bool, held: np.ndarray, every: int, patience: int,
+             features: np.ndarray | None = None, log=print) -> tuple[nnue.NNUE, list, int]:
     """A fresh NNUE fitted to target[:, 0] on `rows` the loop's way (batch 512, Adam, cosine
-    annealing from 1e-3); the held-out MSE on `held` every `every` steps."""
+    annealing from 1e-3 over `steps`), stopped early on the validation rows `valid` (games of
+    the training share kept out of `rows`): every `every` steps their MSE is measured, the best
+    weights kept, and the fit stops after `patience` measures without a better one. The curve
+    lists (step, validation MSE, held-out MSE) (the held-out one is only printed, never used);
+    returns the best weights and their step. With `features` (N, 72): the `NNUE72` shape."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    model = nnue.NNUE(hidden, NUM_PLAYERS)
+    model = nnue.NNUE(hidden, NUM_PLAYERS) if features is None else NNUE72(hidden, NUM_PLAYERS)
+    side = None if features is None else torch.as_tensor(features)
     optimizer = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE)
     x, y = torch.as_tensor(idx.astype(np.int64)), torch.as_tensor(target[:, 0].astype(np.float32))
     table = torch.as_tensor(TURNED)
-    curve = []
+    curve, best, best_step, waited = [], float("inf"), 0, 0
+    best_state = {k: v.clone() for k, v in model.state_dict().items()}
     start = time.perf_counter()
     for step in range(steps):
         for group in optimizer.param_groups:
@@ -138,16 +162,29 @@ def fit_nnue(idx: np.ndarray, target: np.ndarray, rows: np.ndarray, hidden: int,
         xb = x[batch]
         if turns:
             xb = turn_board_features(xb, torch.as_tensor(rng.integers(NUM_TURNS, size=BATCH)), table)
-        loss = F.mse_loss(model(xb)[:, 0], y[batch])
+        out = model(xb) if side is None else model(xb, side[batch])
+        loss = F.mse_loss(out[:, 0], y[batch])
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-        if every and ((step + 1) % every == 0 or step + 1 == steps):
-            mse = float(((predict_nnue(model, idx[held]) - target[held, 0]) ** 2).mean())
-            curve.append((step + 1, mse))
+        if (step + 1) % every == 0 or step + 1 == steps:
+            v = float(((predict_nnue(model, idx, valid, features) - target[valid, 0]) ** 2).mean())
+            h = float("nan")
+            if v < best:  # the held-out error only at a new best (printed, never used to choose)
+                h = float(((predict_nnue(model, idx, held, features) - target[held, 0]) ** 2).mean())
+                best, best_step, waited = v, step + 1, 0
+                best_state = {k: t.clone() for k, t in model.state_dict().items()}
+            else:
+                waited += 1
             model.train()
-            log(f"      step {step + 1:>6}: held-out MSE {mse:.4f}  ({time.perf_counter() - start:.0f} s)")
-    return model.eval(), curve
+            curve.append((step + 1, v, h))
+            log(f"      step {step + 1:>6}: validation MSE {v:.4f}"
+                f"{f', held-out {h:.4f} (best)' if best_step == step + 1 else ''}"
+                f"  ({time.perf_counter() - start:.0f} s)")
+            if waited >= patience:
+                break
+    model.load_state_dict(best_state)
+    return model.eval(), curve, best_step
 
 
 def self_test(games_dir: Path, count: int = 8) -> None:
@@ -176,12 +213,16 @@ def self_test(games_dir: Path, count: int = 8) -> None:
     print(f"self-test: turned features == features of the turned game at {checked} (position, turn) pairs")
 
 
-def predict_nnue(model: nnue.NNUE, idx: np.ndarray) -> np.ndarray:
+def predict_nnue(model: nnue.NNUE, idx: np.ndarray, rows: np.ndarray,
+                 features: np.ndarray | None = None) -> np.ndarray:
+    """The model's value for the perspective seat (output 0) at `rows`."""
     model.eval()
     out = []
     with torch.no_grad():
-        for i in range(0, len(idx), 65536):
-            out.append(model(torch.as_tensor(idx[i:i + 65536].astype(np.int64)))[:, 0].numpy())
+        for i in range(0, len(rows), 65536):
+            r = rows[i:i + 65536]
+            x = torch.as_tensor(idx[r].astype(np.int64))
+            out.append((model(x) if features is None else model(x, torch.as_tensor(features[r])))[:, 0].numpy())
     return np.concatenate(out)
 
 
@@ -273,7 +314,8 @@ def main(argv: list[str] | None = None) -> dict | None:
     p.add_argument("--widths", default="128", help="NNUE accumulator widths (each at every share)")
     p.add_argument("--nnue-steps", type=int, default=40_000)
     p.add_argument("--mlp-steps", type=int, default=MLP_STEPS)
-    p.add_argument("--every", type=int, default=5000, help="NNUE: print the held-out MSE every this many steps")
+    p.add_argument("--every", type=int, default=250, help="NNUE: measure the validation MSE every this many steps")
+    p.add_argument("--patience", type=int, default=6, help="NNUE: stop after this many measures without a better one")
     p.add_argument("--held", type=float, default=0.1, help="share of the games held out")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, help="write the results (JSON, replaced whole) here, and the held-out "
@@ -294,7 +336,7 @@ def main(argv: list[str] | None = None) -> dict | None:
     models = [m.strip() for m in a.models.split(",") if m.strip()]
     widths = [int(w) for w in a.widths.split(",")]
     if not all(0 < s <= 1 for s in shares) or any(m not in MODELS for m in models) or not all(w >= 1 for w in widths) \
-            or not 0 < a.held < 1 or a.nnue_steps < 1 or a.mlp_steps < 1:
+            or not 0 < a.held < 1 or a.nnue_steps < 1 or a.mlp_steps < 1 or a.every < 1 or a.patience < 1:
         p.error(f"shares in (0, 1], models of {MODELS}, widths >= 1, held in (0, 1), steps >= 1")
     from benchmarks.machine import describe
 
@@ -316,17 +358,18 @@ def main(argv: list[str] | None = None) -> dict | None:
                      "target_variance": float(final[held, 0].var()), "fits": []}
     sq: dict = {}
 
-    def record(name: str, width: int, share: float, rows: np.ndarray, pred: np.ndarray, seconds: float, curve=None):
+    def record(name: str, width: int, share: float, rows: np.ndarray, pred: np.ndarray, seconds: float,
+               curve: dict | None = None):
         err = (pred - final[held, 0]) ** 2
         n_games = int(round(share * len(rest)))
         row = {"model": name, "width": width, "share": share, "games": n_games, "positions": int(len(rows)),
                "mse": float(err.mean()), "mse_bag_empty": float(err[empty].mean()),
-               "mse_bag_left": float(err[~empty].mean()), "seconds": seconds, "curve": curve}
+               "mse_bag_left": float(err[~empty].mean()), "seconds": seconds, "early_stopping": curve}
         results["fits"].append(row)
         sq[(name, width, share)] = err
         print(f"  {name:<10} width {width:>4}  share {share:<6g} {n_games:>6} games {len(rows):>7} positions: "
               f"held-out MSE {row['mse']:.4f} (bag empty {row['mse_bag_empty']:.4f}, not {row['mse_bag_left']:.4f})"
-              f"  ({seconds:.0f} s)", flush=True)
+              + (f", best step {curve['best_step']}" if curve else "") + f"  ({seconds:.0f} s)", flush=True)
         if a.out is not None:
             tmp = a.out.with_name(a.out.name + ".tmp")
             tmp.write_text(json.dumps(results, indent=1))
@@ -336,7 +379,11 @@ def main(argv: list[str] | None = None) -> dict | None:
             os.replace(tmp, a.out.with_suffix(".npz"))
 
     for share in shares:
-        rows = np.flatnonzero(np.isin(game, rest[:max(1, round(share * len(rest)))]))
+        share_games = rest[:max(1, round(share * len(rest)))]
+        rows = np.flatnonzero(np.isin(game, share_games))  # the MLP's: all of the share's games
+        # the NNUE's: every tenth game of the share kept out to stop it early (validation)
+        fit_rows = np.flatnonzero(np.isin(game, share_games[np.arange(len(share_games)) % 10 != 9]))
+        valid_rows = np.flatnonzero(np.isin(game, share_games[np.arange(len(share_games)) % 10 == 9]))
         for name in models:
             for width in ([MLP_WIDTH] if name == "mlp" else widths):
                 start = time.perf_counter()
@@ -345,10 +392,13 @@ def main(argv: list[str] | None = None) -> dict | None:
                     model = fit_mlp(data, final, rows, width, a.mlp_steps, a.seed + 1)
                     record(name, width, share, rows, predict_mlp(model, features[held]), time.perf_counter() - start)
                 else:
-                    model, curve = fit_nnue(idx, final, rows, width, a.nnue_steps, a.seed + 1, name == "nnue_turns",
-                                            held, a.every)
-                    record(name, width, share, rows, predict_nnue(model, idx[held]), time.perf_counter() - start,
-                           curve)
+                    model, curve, best_step = fit_nnue(idx, final, fit_rows, valid_rows, width, a.nnue_steps,
+                                                       a.seed + 1, name.endswith("_turns"), held, a.every,
+                                                       a.patience, features if name == "nnue72_turns" else None)
+                    record(name, width, share, fit_rows,
+                           predict_nnue(model, idx, held, features if name == "nnue72_turns" else None),
+                           time.perf_counter() - start, {"curve": curve, "best_step": best_step,
+                                                         "validation_positions": int(len(valid_rows))})
     summarize(results, sq, game[held], a.seed)
     if a.out is not None:
         tmp = a.out.with_name(a.out.name + ".tmp")
