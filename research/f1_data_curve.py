@@ -1,5 +1,5 @@
 """Issue 56, F1: does the board-reading (NNUE-shaped) evaluator's held-out error fall faster per doubling of data than the 72-feature MLP's?
-RESULTS.md: "2026-12-06, 06:40-08:35 UTC: F1"
+RESULTS.md: "2026-12-06, 06:41-08:30 UTC: F1"
 Verdict: see the RESULTS section.
 
     nice -n 5 python research/search_games.py --games 20000 --workers 2     # the games (results/search_games/)
@@ -74,20 +74,23 @@ MLP_STEPS = 40_000  # research/evaluator_data.py's default
 
 # --- positions -------------------------------------------------------------------------------------
 
-def build(games_dir: Path, cache: Path, limit: int | None = None) -> None:
-    """Replay every stored game and write its positions' features and targets to `cache`."""
-    from tqdm import tqdm
+FIELDS = ("features", "nnue_idx", "game", "mover", "final", "bag", "move")
 
-    games = load_games(games_dir, limit)
-    n = NUM_PLAYERS
+
+def featurize_chunk(path: Path) -> dict:
+    """Every position of one stored chunk of games, replayed (each replay must reproduce the
+    stored final state), with its features and targets; `game` numbered within the chunk."""
+    from research.search_games import SearchGames
+
+    games = SearchGames.load(path)
     rewards = np.zeros((len(games), 4))
     for g in range(len(games)):
         simulation_rewards(games.final_info[g], rewards[g], MARGIN)
     feats, idx, game, mover, bag, move = [], [], [], [], [], []
-    for g in tqdm(range(len(games)), desc="replaying and featurizing", mininterval=10, file=sys.stdout):
+    for g in range(len(games)):
         snaps: list = []
         end = replay(games.deal[g], games.game_actions(g), snaps)
-        assert end.is_over and np.array_equal(end.arrays[1], games.final_info[g]), f"game {g}: replay differs"
+        assert end.is_over and np.array_equal(end.arrays[1], games.final_info[g]), f"{path} game {g}: replay differs"
         grid = np.stack([s.arrays[0] for s in snaps])
         info = np.stack([s.arrays[1] for s in snaps])
         movers = np.array([s.current_player for s in snaps], dtype=np.int64)
@@ -100,13 +103,38 @@ def build(games_dir: Path, cache: Path, limit: int | None = None) -> None:
         bag.append(np.array([s.bag_size for s in snaps], dtype=np.int16))
         move.append(np.arange(len(snaps), dtype=np.int16))
     game_a, mover_a = np.concatenate(game), np.concatenate(mover)
-    final = rotated_to_movers(rewards, game_a, mover_a, n)  # the loop's evaluator targets, slot 0 = mover
-    tmp = cache.with_name(cache.name + ".tmp")
-    with open(tmp, "wb") as fh:
-        np.savez(fh, features=np.concatenate(feats), nnue_idx=np.concatenate(idx), game=game_a, mover=mover_a,
-                 final=final, bag=np.concatenate(bag), move=np.concatenate(move), games=len(games))
+    final = rotated_to_movers(rewards, game_a, mover_a, NUM_PLAYERS)  # the loop's evaluator targets, slot 0 = mover
+    return {"features": np.concatenate(feats), "nnue_idx": np.concatenate(idx), "game": game_a, "mover": mover_a,
+            "final": final, "bag": np.concatenate(bag), "move": np.concatenate(move), "games": len(games)}
+
+
+def build(games_dir: Path, cache: Path, limit: int | None = None) -> None:
+    """Featurize every stored chunk (each kept under `cache`'s stem folder, so a later build
+    only adds the new chunks) and write the first `limit` chunks' positions to `cache`."""
+    from tqdm import tqdm
+
+    files = sorted(games_dir.glob("chunk_*.npz"))[:limit]
+    if not files:
+        raise SystemExit(f"no stored games under {games_dir}")
+    parts_dir = cache.with_suffix("")
+    parts_dir.mkdir(parents=True, exist_ok=True)
+    parts, offset = {k: [] for k in FIELDS}, 0
+    for path in tqdm(files, desc="replaying and featurizing chunks", mininterval=10, file=sys.stdout):
+        part_path = parts_dir / path.name
+        if not part_path.is_file():
+            part = featurize_chunk(path)
+            tmp = part_path.with_name(part_path.stem + ".tmp.npz")
+            np.savez(tmp, **part)
+            os.replace(tmp, part_path)
+        with np.load(part_path) as part:
+            for k in FIELDS:
+                parts[k].append(part[k] + offset if k == "game" else part[k])
+            offset += int(part["games"])
+    tmp = cache.with_name(cache.stem + ".tmp.npz")
+    np.savez(tmp, **{k: np.concatenate(v) for k, v in parts.items()}, games=offset)
     os.replace(tmp, cache)
-    print(f"{len(games)} games replayed (every final state reproduced), {len(game_a)} positions -> {cache}")
+    print(f"{len(files)} chunks, {offset} games replayed (every final state reproduced), "
+          f"{sum(len(x) for x in parts['game'])} positions -> {cache}")
 
 
 # --- the NNUE fit -----------------------------------------------------------------------------------

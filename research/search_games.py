@@ -1,7 +1,7 @@
 """Stored 2-player games of the shipped network's search, as the self-play loop plays them.
 
-RESULTS.md: "2026-12-06, 07:00-08:30 UTC: F1, the data curve offline (issue 56)"
-(the games F1's data curve is fitted on; research/f1_data_curve.py reads them).
+RESULTS.md: "2026-12-06, 06:41-08:30 UTC: F1"
+Verdict: a tool (the games F1's data curve is fitted on; research/f1_data_curve.py reads them).
 
     nice -n 5 python research/search_games.py --games 20000 --workers 2      # resumable; progress bar
     python research/search_games.py --check                                  # replay every stored game
