@@ -317,7 +317,7 @@ def analyse(outs: list[Path], cache: Path) -> dict:
     sq: dict = {}
     for out in outs:
         part = json.loads(out.read_text())
-        errors = np.load(out.with_suffix(".npz"))
+        errors = np.load(out.with_suffix(".errors.npz"))
         if merged is None:
             merged, held = part, errors["held"]
         else:
@@ -347,7 +347,7 @@ def main(argv: list[str] | None = None) -> dict | None:
     p.add_argument("--held", type=float, default=0.1, help="share of the games held out")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, help="write the results (JSON, replaced whole) here, and the held-out "
-                   "squared errors beside it (.npz)")
+                   "squared errors beside it (NAME.errors.npz)")
     p.add_argument("--self-test", action="store_true", help="check the quarter turns of the features")
     p.add_argument("--analyse", type=Path, nargs="+", help="only merge and print these --out files' figures")
     a = p.parse_args(argv)
@@ -402,9 +402,9 @@ def main(argv: list[str] | None = None) -> dict | None:
             tmp = a.out.with_name(a.out.name + ".tmp")
             tmp.write_text(json.dumps(results, indent=1))
             os.replace(tmp, a.out)
-            tmp = a.out.with_name(a.out.stem + ".tmp.npz")
+            tmp = a.out.with_name(a.out.stem + ".errors.tmp.npz")
             np.savez(tmp, held=held, **{f"{m}|{w}|{sh:g}": v for (m, w, sh), v in sq.items()})
-            os.replace(tmp, a.out.with_suffix(".npz"))
+            os.replace(tmp, a.out.with_suffix(".errors.npz"))
 
     for share in shares:
         share_games = rest[:max(1, round(share * len(rest)))]
