@@ -4,8 +4,11 @@ Verdict: see the RESULTS section.
 
     nice -n 5 python research/search_games.py --games 20000 --workers 2     # the games (results/search_games/)
     python research/f1_data_curve.py --build                                 # replay + featurize -> results/f1_positions.npz
-    python research/f1_data_curve.py --widths 64,128,256 --shares 0.25 --models nnue   # the width check
-    python research/f1_data_curve.py --shares 0.125,0.25,0.5,1 --models mlp,nnue,nnue_turns --out results/f1.json
+    python research/f1_data_curve.py --self-test                             # the turned features
+    python research/f1_data_curve.py --shares 1 --models nnue_turns --widths 64,128,256   # the width check
+    python research/f1_data_curve.py --models mlp,mlp_es,nnue --widths 256 --out results/f1_a.json
+    python research/f1_data_curve.py --models nnue_turns,nnue72_turns --widths 256 --out results/f1_b.json
+    python research/f1_data_curve.py --analyse results/f1_a.json results/f1_b.json   # the merged table
 
 Positions: every decision of every stored game of research/search_games.py (the shipped
 network's search `iterations=1000,prior=3` in both seats, as the self-play loop's games),
@@ -27,11 +30,18 @@ larger one. Fits, each seeded:
   (minibatches of 512, Adam annealed 1e-3 -> 0 on a cosine, 40,000 steps whatever the share:
   the loop's rule of a fixed step count);
 * ``nnue``: research/nnue.py's `NNUE` (accumulator width `--widths`), the same batch, Adam and
-  annealing, `--nnue-steps` steps (chosen by the held-out curve it prints every `--every` steps);
+  annealing (cosine over `--nnue-steps`), stopped early: every tenth game of the share is kept
+  out of its fit as a validation set, measured every `--every` steps, the best weights kept, the
+  fit stopped after `--patience` measures without a better one (without it the board's 539
+  cell-by-value features learn the training games by heart within a few hundred steps);
 * ``nnue_turns``: the same with every training row turned by a random quarter turn of the
   board (`engine.symmetry.TURNED` applied to the board features' cells: c * 11 + slot ->
   TURNED[k, c] * 11 + slot; hands, pool, bag, leads and turn kept), i.e. the four turns as
-  extra training data.
+  extra training data (`--self-test` checks the turned features against the turned game's);
+* ``nnue72_turns``: ``nnue_turns`` with today's 72 features as a dense side input into the
+  second layer (the spec's option; `NNUE72`, an adapter here);
+* ``mlp_es``: the 72-feature MLP fitted by the NNUE's early-stopped loop (the same validation
+  games), to separate the shape from the stopping rule.
 
 It prints each fit's held-out MSE against the mover's final reward (slot 0; in 2 players the MLP's
 centred zero-sum output makes this its mean over both slots, the figure research/evaluator_data.py
@@ -57,6 +67,7 @@ from torch.nn import functional as F
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from agents import value_kernels as vk  # noqa: E402
+from agents.nets import Evaluator  # noqa: E402
 from agents.search_kernels import MARGIN, simulation_rewards  # noqa: E402
 from engine import layout, rules  # noqa: E402
 from engine.symmetry import NUM_TURNS, TURNED  # noqa: E402
@@ -67,7 +78,7 @@ from research.search_games import NUM_PLAYERS, load_games, replay  # noqa: E402
 from training.learner import rotated_to_movers  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-MODELS = ("mlp", "nnue", "nnue_turns", "nnue72_turns")
+MODELS = ("mlp", "mlp_es", "nnue", "nnue_turns", "nnue72_turns")
 MLP_WIDTH = 32
 MLP_STEPS = 40_000  # research/evaluator_data.py's default
 
@@ -164,18 +175,32 @@ class NNUE72(nnue.NNUE):
         return self.out(x)
 
 
+class EarlyStoppedMLP(nn.Module):
+    """The 72-feature MLP (`agents.nets.Evaluator`) with NNUE72's call signature, to fit it by
+    `fit_nnue`'s early-stopped loop (model ``mlp_es``; the board features are ignored)."""
+
+    def __init__(self, hidden: int = MLP_WIDTH) -> None:
+        super().__init__()
+        self.evaluator = Evaluator(hidden)
+
+    def forward(self, idx: torch.Tensor, features: torch.Tensor | None = None) -> torch.Tensor:
+        return self.evaluator(features, NUM_PLAYERS, False)
+
+
 def fit_nnue(idx: np.ndarray, target: np.ndarray, rows: np.ndarray, valid: np.ndarray, hidden: int, steps: int,
              seed: int, turns: bool, held: np.ndarray, every: int, patience: int,
-             features: np.ndarray | None = None, log=print) -> tuple[nnue.NNUE, list, int]:
+             features: np.ndarray | None = None, mlp: bool = False, log=print) -> tuple[nn.Module, list, int]:
     """A fresh NNUE fitted to target[:, 0] on `rows` the loop's way (batch 512, Adam, cosine
     annealing from 1e-3 over `steps`), stopped early on the validation rows `valid` (games of
     the training share kept out of `rows`): every `every` steps their MSE is measured, the best
     weights kept, and the fit stops after `patience` measures without a better one. The curve
     lists (step, validation MSE, held-out MSE) (the held-out one is only printed, never used);
-    returns the best weights and their step. With `features` (N, 72): the `NNUE72` shape."""
+    returns the best weights and their step. With `features` (N, 72): the `NNUE72` shape, or with
+    `mlp` the 72-feature MLP (`EarlyStoppedMLP`) stopped the same way."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    model = nnue.NNUE(hidden, NUM_PLAYERS) if features is None else NNUE72(hidden, NUM_PLAYERS)
+    model = EarlyStoppedMLP(hidden) if mlp else nnue.NNUE(hidden, NUM_PLAYERS) if features is None \
+        else NNUE72(hidden, NUM_PLAYERS)
     side = None if features is None else torch.as_tensor(features)
     optimizer = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE)
     x, y = torch.as_tensor(idx.astype(np.int64)), torch.as_tensor(target[:, 0].astype(np.float32))
@@ -413,18 +438,18 @@ def main(argv: list[str] | None = None) -> dict | None:
         fit_rows = np.flatnonzero(np.isin(game, share_games[np.arange(len(share_games)) % 10 != 9]))
         valid_rows = np.flatnonzero(np.isin(game, share_games[np.arange(len(share_games)) % 10 == 9]))
         for name in models:
-            for width in ([MLP_WIDTH] if name == "mlp" else widths):
+            for width in ([MLP_WIDTH] if name.startswith("mlp") else widths):
                 start = time.perf_counter()
                 print(f"  fitting {name} width {width} on share {share:g} ...", flush=True)
                 if name == "mlp":
                     model = fit_mlp(data, final, rows, width, a.mlp_steps, a.seed + 1)
                     record(name, width, share, rows, predict_mlp(model, features[held]), time.perf_counter() - start)
                 else:
+                    side = features if name in ("nnue72_turns", "mlp_es") else None
                     model, curve, best_step = fit_nnue(idx, final, fit_rows, valid_rows, width, a.nnue_steps,
                                                        a.seed + 1, name.endswith("_turns"), held, a.every,
-                                                       a.patience, features if name == "nnue72_turns" else None)
-                    record(name, width, share, fit_rows,
-                           predict_nnue(model, idx, held, features if name == "nnue72_turns" else None),
+                                                       a.patience, side, mlp=name == "mlp_es")
+                    record(name, width, share, fit_rows, predict_nnue(model, idx, held, side),
                            time.perf_counter() - start, {"curve": curve, "best_step": best_step,
                                                          "validation_positions": int(len(valid_rows))})
     summarize(results, sq, game[held], a.seed)
