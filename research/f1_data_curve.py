@@ -40,6 +40,7 @@ larger one. Fits, each seeded:
   extra training data (`--self-test` checks the turned features against the turned game's);
 * ``nnue72_turns``: ``nnue_turns`` with today's 72 features as a dense side input into the
   second layer (the spec's option; `NNUE72`, an adapter here);
+* ``nnue_noboard``: ``nnue`` with the board's 539 features left out (a probe: what the board adds);
 * ``mlp_es``: the 72-feature MLP fitted by the NNUE's early-stopped loop (the same validation
   games), to separate the shape from the stopping rule.
 
@@ -78,7 +79,7 @@ from research.search_games import NUM_PLAYERS, load_games, replay  # noqa: E402
 from training.learner import rotated_to_movers  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-MODELS = ("mlp", "mlp_es", "nnue", "nnue_turns", "nnue72_turns")
+MODELS = ("mlp", "mlp_es", "nnue", "nnue_turns", "nnue72_turns", "nnue_noboard")
 MLP_WIDTH = 32
 MLP_STEPS = 40_000  # research/evaluator_data.py's default
 
@@ -189,7 +190,8 @@ class EarlyStoppedMLP(nn.Module):
 
 def fit_nnue(idx: np.ndarray, target: np.ndarray, rows: np.ndarray, valid: np.ndarray, hidden: int, steps: int,
              seed: int, turns: bool, held: np.ndarray, every: int, patience: int,
-             features: np.ndarray | None = None, mlp: bool = False, log=print) -> tuple[nn.Module, list, int]:
+             features: np.ndarray | None = None, mlp: bool = False, lr: float = LEARNING_RATE,
+             log=print) -> tuple[nn.Module, list, int]:
     """A fresh NNUE fitted to target[:, 0] on `rows` the loop's way (batch 512, Adam, cosine
     annealing from 1e-3 over `steps`), stopped early on the validation rows `valid` (games of
     the training share kept out of `rows`): every `every` steps their MSE is measured, the best
@@ -202,7 +204,7 @@ def fit_nnue(idx: np.ndarray, target: np.ndarray, rows: np.ndarray, valid: np.nd
     model = EarlyStoppedMLP(hidden) if mlp else nnue.NNUE(hidden, NUM_PLAYERS) if features is None \
         else NNUE72(hidden, NUM_PLAYERS)
     side = None if features is None else torch.as_tensor(features)
-    optimizer = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE)
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     x, y = torch.as_tensor(idx.astype(np.int64)), torch.as_tensor(target[:, 0].astype(np.float32))
     table = torch.as_tensor(TURNED)
     curve, best, best_step, waited = [], float("inf"), 0, 0
@@ -210,7 +212,7 @@ def fit_nnue(idx: np.ndarray, target: np.ndarray, rows: np.ndarray, valid: np.nd
     start = time.perf_counter()
     for step in range(steps):
         for group in optimizer.param_groups:
-            group["lr"] = LEARNING_RATE * 0.5 * (1 + np.cos(np.pi * step / steps))
+            group["lr"] = lr * 0.5 * (1 + np.cos(np.pi * step / steps))
         batch = torch.as_tensor(rng.choice(rows, BATCH))
         xb = x[batch]
         if turns:
@@ -367,10 +369,12 @@ def main(argv: list[str] | None = None) -> dict | None:
     p.add_argument("--widths", default="128", help="NNUE accumulator widths (each at every share)")
     p.add_argument("--nnue-steps", type=int, default=40_000)
     p.add_argument("--mlp-steps", type=int, default=MLP_STEPS)
+    p.add_argument("--nnue-lr", type=float, default=LEARNING_RATE, help="the early-stopped fits' peak learning rate")
     p.add_argument("--every", type=int, default=250, help="NNUE: measure the validation MSE every this many steps")
     p.add_argument("--patience", type=int, default=6, help="NNUE: stop after this many measures without a better one")
     p.add_argument("--held", type=float, default=0.1, help="share of the games held out")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="the held-out games' shuffle (fits: seed + 1)")
+    p.add_argument("--fit-seed", type=int, help="the fits' seed instead of seed + 1 (their own noise)")
     p.add_argument("--out", type=Path, help="write the results (JSON, replaced whole) here, and the held-out "
                    "squared errors beside it (NAME.errors.npz)")
     p.add_argument("--self-test", action="store_true", help="check the quarter turns of the features")
@@ -386,6 +390,7 @@ def main(argv: list[str] | None = None) -> dict | None:
         build(a.games_dir, a.cache, a.chunks)
         return None
     shares = [float(s) for s in a.shares.split(",")]
+    fit_seed = a.seed + 1 if a.fit_seed is None else a.fit_seed
     models = [m.strip() for m in a.models.split(",") if m.strip()]
     widths = [int(w) for w in a.widths.split(",")]
     if not all(0 < s <= 1 for s in shares) or any(m not in MODELS for m in models) or not all(w >= 1 for w in widths) \
@@ -395,6 +400,10 @@ def main(argv: list[str] | None = None) -> dict | None:
 
     d = np.load(a.cache)
     features, idx, game, final, bag = d["features"], d["nnue_idx"], d["game"], d["final"], d["bag"]
+    if "nnue_noboard" in models:
+        if len(models) > 1:
+            p.error("nnue_noboard runs alone (its rows drop the board features)")
+        idx = np.where(idx < nnue.HANDS, nnue.PAD, idx).astype(idx.dtype)
     num_games = int(d["games"])
     order = np.random.default_rng(a.seed).permutation(num_games)
     n_held = round(a.held * num_games)
@@ -442,13 +451,13 @@ def main(argv: list[str] | None = None) -> dict | None:
                 start = time.perf_counter()
                 print(f"  fitting {name} width {width} on share {share:g} ...", flush=True)
                 if name == "mlp":
-                    model = fit_mlp(data, final, rows, width, a.mlp_steps, a.seed + 1)
+                    model = fit_mlp(data, final, rows, width, a.mlp_steps, fit_seed)
                     record(name, width, share, rows, predict_mlp(model, features[held]), time.perf_counter() - start)
                 else:
                     side = features if name in ("nnue72_turns", "mlp_es") else None
                     model, curve, best_step = fit_nnue(idx, final, fit_rows, valid_rows, width, a.nnue_steps,
-                                                       a.seed + 1, name.endswith("_turns"), held, a.every,
-                                                       a.patience, side, mlp=name == "mlp_es")
+                                                       fit_seed, name.endswith("_turns"), held, a.every,
+                                                       a.patience, side, mlp=name == "mlp_es", lr=a.nnue_lr)
                     record(name, width, share, fit_rows, predict_nnue(model, idx, held, side),
                            time.perf_counter() - start, {"curve": curve, "best_step": best_step,
                                                          "validation_positions": int(len(valid_rows))})
