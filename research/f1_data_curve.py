@@ -9,6 +9,7 @@ Verdict: see the RESULTS section.
     python research/f1_data_curve.py --models mlp,mlp_es,nnue --widths 256 --out results/f1_a.json
     python research/f1_data_curve.py --models nnue_turns,nnue72_turns --widths 256 --out results/f1_b.json
     python research/f1_data_curve.py --analyse results/f1_a.json results/f1_b.json   # the merged table
+    python research/f1_data_curve.py --analyse results/f1_b.json results/f1_e_seed7.json:seed7   # a model twice
 
 Positions: every decision of every stored game of research/search_games.py (the shipped
 network's search `iterations=1000,prior=3` in both seats, as the self-play loop's games),
@@ -288,14 +289,6 @@ def predict_mlp(model, features: np.ndarray) -> np.ndarray:
 
 # --- figures ----------------------------------------------------------------------------------------
 
-def slope_per_doubling(games: list[int], mse: list[float]) -> float:
-    """Least-squares slope of the MSE against log2 of the training games."""
-    x = np.log2(np.asarray(games, dtype=float))
-    if len(x) < 2:
-        return float("nan")
-    return float(np.polyfit(x, np.asarray(mse), 1)[0])
-
-
 def game_sums(sq: np.ndarray, game: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per held-out game: the sum of squared errors and the position count."""
     uniq, inv = np.unique(game, return_inverse=True)
@@ -313,38 +306,84 @@ def bootstrap_difference(sq_a: np.ndarray, sq_b: np.ndarray, game: np.ndarray, b
             "ci95": [float(np.percentile(diffs, 2.5)), float(np.percentile(diffs, 97.5))]}
 
 
-def summarize(results: dict, sq: dict, held_game: np.ndarray, seed: int = 0) -> None:
-    """The table by share, the slope per doubling of each model, and at the largest share every
-    pair's difference with its 95% bootstrap interval over held-out games (into `results`)."""
+def _order(key: tuple) -> tuple:
+    base, _, label = key[0].partition("@")
+    return (MODELS.index(base) if base in MODELS else len(MODELS), label, key[1])
+
+
+def summarize(results: dict, sq: dict, held_game: np.ndarray, seed: int = 0, boot: int = 2000) -> None:
+    """The table by share; each model's slope of the MSE per doubling of the training games
+    (least squares on log2 of the games, all shares) and over its last doubling, with 95%
+    bootstrap intervals over held-out games (the same draws for every model, so the slopes'
+    differences are paired); at the largest share every pair's difference with its interval."""
     top = max(r["share"] for r in results["fits"])
-    results["slopes"], results["differences"] = {}, {}
+    results["slopes"], results["differences"], results["slope_differences"] = {}, {}, {}
+    uniq, inv = np.unique(held_game, return_inverse=True)
+    count = np.bincount(inv).astype(float)
+    draws = np.random.default_rng(seed).integers(len(uniq), size=(boot, len(uniq)))
+    n_draw = count[draws].sum(1)
     print(f"\nheld-out MSE (target variance {results['target_variance']:.4f}; bag empty / not at each share):")
-    keys = sorted({(r["model"], r["width"]) for r in results["fits"]}, key=lambda k: (MODELS.index(k[0]), k[1]))
+    keys = sorted({(r["model"], r["width"]) for r in results["fits"]}, key=_order)
+    boot_slopes, boot_last = {}, {}
+    interval = lambda x: [float(np.percentile(x, 2.5)), float(np.percentile(x, 97.5))]  # noqa: E731
     for key in keys:
         fits = sorted([r for r in results["fits"] if (r["model"], r["width"]) == key], key=lambda r: r["share"])
-        s = slope_per_doubling([r["games"] for r in fits], [r["mse"] for r in fits])
-        results["slopes"][f"{key[0]}_w{key[1]}"] = s
-        print(f"  {key[0]:<10} width {key[1]:>4}: " + "  ".join(
+        name = f"{key[0]}_w{key[1]}"
+        line = f"  {key[0]:<12} width {key[1]:>4}: " + "  ".join(
             f"{r['share']:g} ({r['games']} games): {r['mse']:.4f} ({r['mse_bag_empty']:.4f} / {r['mse_bag_left']:.4f})"
-            for r in fits) + f"   slope per doubling {s:+.4f}")
+            for r in fits)
+        if len(fits) >= 2:
+            x = np.log2([r["games"] for r in fits])
+            xc = (x - x.mean()) / ((x - x.mean()) ** 2).sum()
+            per_game = np.stack([np.bincount(inv, weights=sq[(key[0], key[1], r["share"])]) for r in fits])
+            mse = per_game[:, draws].sum(-1).T / n_draw[:, None]  # (boot, shares)
+            boot_slopes[name] = mse @ xc
+            boot_last[name] = mse[:, -1] - mse[:, -2]
+            slope = float(np.dot(xc, [r["mse"] for r in fits]))
+            last = fits[-1]["mse"] - fits[-2]["mse"]
+            results["slopes"][name] = {"all": slope, "all_ci95": interval(boot_slopes[name]),
+                                       "last_doubling": last, "last_ci95": interval(boot_last[name])}
+            line += (f"\n  {'':<12} slope per doubling {slope:+.4f} {_ci(interval(boot_slopes[name]))}; "
+                     f"last doubling {last:+.4f} {_ci(interval(boot_last[name]))}")
+        print(line)
     for i, ka in enumerate(keys):
         for kb in keys[i + 1:]:
+            a_name, b_name = f"{ka[0]}_w{ka[1]}", f"{kb[0]}_w{kb[1]}"
             if (ka + (top,)) in sq and (kb + (top,)) in sq:
                 diff = bootstrap_difference(sq[kb + (top,)], sq[ka + (top,)], held_game, seed=seed)
-                name = f"{kb[0]}_w{kb[1]} - {ka[0]}_w{ka[1]} at share {top:g}"
+                name = f"{b_name} - {a_name} at share {top:g}"
                 results["differences"][name] = diff
-                print(f"  {name}: {diff['mean']:+.4f} [{diff['ci95'][0]:+.4f}, {diff['ci95'][1]:+.4f}]")
+                print(f"  {name}: {diff['mean']:+.4f} {_ci(diff['ci95'])}")
+            if a_name in boot_slopes and b_name in boot_slopes and len(boot_slopes[a_name]) == len(boot_slopes[b_name]):
+                d_all = results["slopes"][b_name]["all"] - results["slopes"][a_name]["all"]
+                d_last = results["slopes"][b_name]["last_doubling"] - results["slopes"][a_name]["last_doubling"]
+                ci_all = interval(boot_slopes[b_name] - boot_slopes[a_name])
+                ci_last = interval(boot_last[b_name] - boot_last[a_name])
+                results["slope_differences"][f"{b_name} - {a_name}"] = {"all": d_all, "all_ci95": ci_all,
+                                                                       "last": d_last, "last_ci95": ci_last}
+                print(f"  slope {b_name} - {a_name}: {d_all:+.4f} {_ci(ci_all)} per doubling; "
+                      f"last doubling {d_last:+.4f} {_ci(ci_last)}")
 
 
-def analyse(outs: list[Path], cache: Path) -> dict:
-    """Merge the results of several runs (each --out JSON and its .npz of held-out squared
-    errors, on the same cache and held-out games) and print the figures."""
+def _ci(ci: list) -> str:
+    return f"[{ci[0]:+.4f}, {ci[1]:+.4f}]"
+
+
+def analyse(outs: list[str], cache: Path) -> dict:
+    """Merge the results of several runs (each --out JSON and its NAME.errors.npz of held-out
+    squared errors, on the same cache and held-out games) and print the figures. A file named
+    ``PATH:LABEL`` has its models renamed MODEL@LABEL (to set runs of one model side by side)."""
     d = np.load(cache)
     merged: dict | None = None
     sq: dict = {}
-    for out in outs:
+    for spec in outs:
+        path, _, label = spec.partition(":")
+        out = Path(path)
         part = json.loads(out.read_text())
         errors = np.load(out.with_suffix(".errors.npz"))
+        suffix = f"@{label}" if label else ""
+        for r in part["fits"]:
+            r["model"] += suffix
         if merged is None:
             merged, held = part, errors["held"]
         else:
@@ -353,7 +392,7 @@ def analyse(outs: list[Path], cache: Path) -> dict:
         for key in errors.files:
             if key != "held":
                 m, w, sh = key.split("|")
-                sq[(m, int(w), float(sh))] = errors[key]
+                sq[(m + suffix, int(w), float(sh))] = errors[key]
     summarize(merged, sq, d["game"][held])
     return merged
 
@@ -378,7 +417,7 @@ def main(argv: list[str] | None = None) -> dict | None:
     p.add_argument("--out", type=Path, help="write the results (JSON, replaced whole) here, and the held-out "
                    "squared errors beside it (NAME.errors.npz)")
     p.add_argument("--self-test", action="store_true", help="check the quarter turns of the features")
-    p.add_argument("--analyse", type=Path, nargs="+", help="only merge and print these --out files' figures")
+    p.add_argument("--analyse", nargs="+", help="only merge and print these --out files' figures")
     a = p.parse_args(argv)
     torch.set_num_threads(1)
     if a.self_test:
