@@ -194,20 +194,27 @@ class EarlyStoppedMLP(nn.Module):
 def fit_nnue(idx: np.ndarray, target: np.ndarray, rows: np.ndarray, valid: np.ndarray, hidden: int, steps: int,
              seed: int, turns: bool, held: np.ndarray, every: int, patience: int,
              features: np.ndarray | None = None, mlp: bool = False, lr: float = LEARNING_RATE,
-             log=print) -> tuple[nn.Module, list, int]:
+             weight_decay: float = 0.0, log=print) -> tuple[nn.Module, list, int]:
     """A fresh NNUE fitted to target[:, 0] on `rows` the loop's way (batch 512, Adam, cosine
     annealing from 1e-3 over `steps`), stopped early on the validation rows `valid` (games of
     the training share kept out of `rows`): every `every` steps their MSE is measured, the best
     weights kept, and the fit stops after `patience` measures without a better one. The curve
     lists (step, validation MSE, held-out MSE) (the held-out one is only printed, never used);
     returns the best weights and their step. With `features` (N, 72): the `NNUE72` shape, or with
-    `mlp` the 72-feature MLP (`EarlyStoppedMLP`) stopped the same way."""
+    `mlp` the 72-feature MLP (`EarlyStoppedMLP`) stopped the same way. `weight_decay`: decoupled
+    (AdamW) on the NNUE's first layer (the embedding) only."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     model = EarlyStoppedMLP(hidden) if mlp else nnue.NNUE(hidden, NUM_PLAYERS) if features is None \
         else NNUE72(hidden, NUM_PLAYERS)
     side = None if features is None else torch.as_tensor(features)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    if weight_decay > 0 and not mlp:
+        first = [model.embed.weight]
+        rest = [q for q in model.parameters() if q is not model.embed.weight]
+        optimizer = torch.optim.AdamW([{"params": first, "weight_decay": weight_decay},
+                                       {"params": rest, "weight_decay": 0.0}], lr=lr)
+    else:
+        optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     x, y = torch.as_tensor(idx.astype(np.int64)), torch.as_tensor(target[:, 0].astype(np.float32))
     table = torch.as_tensor(TURNED)
     curve, best, best_step, waited = [], float("inf"), 0, 0
@@ -411,6 +418,7 @@ def main(argv: list[str] | None = None) -> dict | None:
     p.add_argument("--nnue-steps", type=int, default=40_000)
     p.add_argument("--mlp-steps", type=int, default=MLP_STEPS)
     p.add_argument("--nnue-lr", type=float, default=LEARNING_RATE, help="the early-stopped fits' peak learning rate")
+    p.add_argument("--weight-decay", type=float, default=0.0, help="the NNUE's first layer's decoupled decay")
     p.add_argument("--every", type=int, default=250, help="NNUE: measure the validation MSE every this many steps")
     p.add_argument("--patience", type=int, default=6, help="NNUE: stop after this many measures without a better one")
     p.add_argument("--held", type=float, default=0.1, help="share of the games held out")
@@ -435,7 +443,7 @@ def main(argv: list[str] | None = None) -> dict | None:
     models = [m.strip() for m in a.models.split(",") if m.strip()]
     widths = [int(w) for w in a.widths.split(",")]
     if not all(0 < s <= 1 for s in shares) or any(m not in MODELS for m in models) or not all(w >= 1 for w in widths) \
-            or not 0 < a.held < 1 or a.nnue_steps < 1 or a.mlp_steps < 1 or a.every < 1 or a.patience < 1:
+            or not 0 < a.held < 1 or a.nnue_steps < 1 or a.mlp_steps < 1 or a.every < 1 or a.patience < 1 or a.weight_decay < 0:
         p.error(f"shares in (0, 1], models of {MODELS}, widths >= 1, held in (0, 1), steps >= 1")
     from benchmarks.machine import describe
 
@@ -498,7 +506,8 @@ def main(argv: list[str] | None = None) -> dict | None:
                     side = features if name in ("nnue72_turns", "mlp_es") else None
                     model, curve, best_step = fit_nnue(idx, final, fit_rows, valid_rows, width, a.nnue_steps,
                                                        fit_seed, name.endswith("_turns"), held, a.every,
-                                                       a.patience, side, mlp=name == "mlp_es", lr=a.nnue_lr)
+                                                       a.patience, side, mlp=name == "mlp_es", lr=a.nnue_lr,
+                                                       weight_decay=a.weight_decay)
                     record(name, width, share, fit_rows, predict_nnue(model, idx, held, side),
                            time.perf_counter() - start, {"curve": curve, "best_step": best_step,
                                                          "validation_positions": int(len(valid_rows))})
