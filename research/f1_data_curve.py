@@ -418,6 +418,8 @@ def main(argv: list[str] | None = None) -> dict | None:
     p.add_argument("--nnue-steps", type=int, default=40_000)
     p.add_argument("--mlp-steps", type=int, default=MLP_STEPS)
     p.add_argument("--nnue-lr", type=float, default=LEARNING_RATE, help="the early-stopped fits' peak learning rate")
+    p.add_argument("--no-board", action="store_true", help="leave the board's features out of the one model run "
+                   "(a probe: label its file with --analyse PATH:noboard)")
     p.add_argument("--weight-decay", type=float, default=0.0, help="the NNUE's first layer's decoupled decay")
     p.add_argument("--every", type=int, default=250, help="NNUE: measure the validation MSE every this many steps")
     p.add_argument("--patience", type=int, default=6, help="NNUE: stop after this many measures without a better one")
@@ -449,9 +451,9 @@ def main(argv: list[str] | None = None) -> dict | None:
 
     d = np.load(a.cache)
     features, idx, game, final, bag = d["features"], d["nnue_idx"], d["game"], d["final"], d["bag"]
-    if "nnue_noboard" in models:
+    if "nnue_noboard" in models or a.no_board:
         if len(models) > 1:
-            p.error("nnue_noboard runs alone (its rows drop the board features)")
+            p.error("nnue_noboard and --no-board run one model alone (its rows drop the board features)")
         idx = np.where(idx < nnue.HANDS, nnue.PAD, idx).astype(idx.dtype)
     num_games = int(d["games"])
     order = np.random.default_rng(a.seed).permutation(num_games)
