@@ -1,8 +1,8 @@
 """Issue 56, F1: does a board-reading (NNUE-shaped) evaluator's held-out error fall faster per doubling of data?
-RESULTS.md: "2026-12-06, 06:41-08:30 UTC: F1"
-Verdict: it falls faster (0.009-0.016 a doubling more than the MLP under the same early stopping),
-but from far above: at 14,400 search games the NNUE is 0.12-0.14 above the MLP (0.85), the NNUE with
-the 72 features as a side input 0.02 above it; the board features alone overfit (no-go at this volume).
+RESULTS.md: "2026-12-06, 06:41-08:10 UTC: F1"
+Verdict: faster per doubling than the MLP under the same early stopping (0.007-0.016), but not because
+it reads the board: the same shapes without the board fall as fast, and the board costs error at every
+share (at 14,400 games NNUE 0.99, NNUE + 72 features 0.874, the MLP 0.849): no-go at this volume.
 
     nice -n 5 python research/search_games.py --games 20000 --workers 2     # the games (results/search_games/)
     python research/f1_data_curve.py --build --chunks 1000     # replay + featurize -> results/f1_positions.npz

@@ -1,6 +1,6 @@
 """Stored 2-player games of the shipped network's search, as the self-play loop plays them.
 
-RESULTS.md: "2026-12-06, 06:41-08:30 UTC: F1"
+RESULTS.md: "2026-12-06, 06:41-08:10 UTC: F1"
 Verdict: a tool (the games F1's data curve is fitted on; research/f1_data_curve.py reads them).
 
     nice -n 5 python research/search_games.py --games 20000 --workers 2      # resumable; progress bar
