@@ -8,8 +8,9 @@ share (at 14,400 games NNUE 0.99, NNUE + 72 features 0.874, the MLP 0.849): no-g
     python research/f1_data_curve.py --build --chunks 1000     # replay + featurize -> results/f1_positions.npz
     python research/f1_data_curve.py --self-test                             # the turned features
     python research/f1_data_curve.py --shares 1 --models nnue_turns --widths 64,128,256   # the width check
-    python research/f1_data_curve.py --models mlp,mlp_es,nnue --widths 256 --out results/f1_a.json
-    python research/f1_data_curve.py --models nnue_turns,nnue72_turns --widths 256 --out results/f1_b.json
+    F="python research/f1_data_curve.py --widths 256 --nnue-steps 20000 --every 200 --patience 6"
+    $F --models mlp,nnue --out results/f1_a.json        # (and side by side:)
+    $F --models mlp_es,nnue_turns,nnue72_turns --out results/f1_b.json
     python research/f1_data_curve.py --analyse results/f1_a.json results/f1_b.json   # the merged table
     python research/f1_data_curve.py --analyse results/f1_b.json results/f1_e_seed7.json:seed7   # a model twice
 
