@@ -53,7 +53,9 @@ from torch import nn
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from engine import access, kernels, rules  # noqa: E402
-from engine.layout import CELL_OF_PAD  # noqa: E402
+from agents.policy_kernels import greedy_action  # noqa: E402
+from agents.search_kernels import MARGIN, simulation_rewards  # noqa: E402
+from engine.layout import CELL_OF_PAD, GRID_CELLS, GRID_CHANNELS, INFO_LEN  # noqa: E402
 
 # --- the encoding (v1) ---------------------------------------------------------------------------
 ENCODING = "nnue-v1"
@@ -335,6 +337,235 @@ def new_scratch(hidden: int) -> np.ndarray:
     return np.zeros((3, max(int(hidden), HIDDEN2, HIDDEN3)), dtype=np.float32)
 
 
+# --- the one-move-ahead agent ----------------------------------------------------------------------
+MAX_PLIES = 128  # placements (at most 36) and passes of one game, with room to spare
+PASS = rules.PASS_ACTION
+DEAL_BASE = 10**6  # match deal d is engine.random_deal(DEAL_BASE + d), as research/duplicate_deals.py
+
+
+def new_workspace(hidden: int) -> tuple:
+    """Scratch arrays of the agent's kernels (`afterstate_values`), allocated once per process."""
+    after_grid, after_info = access.new_arrays()
+    return (np.zeros(MAX_LEGAL, np.int64), np.zeros(MAX_LEGAL, np.float32), after_grid, after_info,
+            np.zeros(MAX_ACTIVE + 8, np.int64), np.zeros(MAX_ACTIVE + 8, np.int64), np.zeros(_MAX_VALUE + 1, np.int64),
+            np.zeros(NUM_FEATURES + 1, np.int8), np.zeros(hidden, np.float32), np.zeros(hidden, np.float32),
+            new_scratch(hidden), np.zeros(4, np.float32), np.zeros(4, np.float64), np.zeros(_MAX_VALUE + 1, np.int64))
+
+
+MAX_LEGAL = rules.NUM_PLACEMENT_ACTIONS
+
+
+@njit(inline="always", cache=True)
+def _drawn_tile(before, after_info, p, action):
+    """The tile seat p drew with `action`, from its hand counts `before` the move and after
+    it (0 when it drew nothing: a pass, or the bag was empty)."""
+    if action >= PASS:
+        return 0
+    placed = action % _MAX_VALUE + 1
+    for v in range(1, _MAX_VALUE + 1):
+        expected = before[v] - (1 if v == placed else 0)
+        if access.hand_count(after_info, p, v) > expected:
+            return v
+    return 0
+
+
+@njit(cache=True)
+def afterstate_values(grid, info, net, ws):
+    """For the seat to move p, every legal placement (ws[0][:m], increasing ids; the pass
+    alone when nothing fits) and its afterstate's value for p (ws[1][:m]): output r = 0 of
+    the information-set network from p, p's fresh draw unknown (`hidden_draw`), or the
+    exact search reward (`simulation_rewards` with `MARGIN`) when the move ends the game.
+    The accumulator is refreshed once for the position and updated per move. Returns m."""
+    (legal, values, after_grid, after_info, feats, feats_after, seen, mark, acc_now, acc, scratch, out,
+     rewards, before) = ws
+    p = access.current_seat(info)
+    m = kernels.legal_placements(grid, info, legal)
+    if m == 0:
+        legal[0] = PASS
+        m = 1
+    n_now = features_into(grid, info, p, False, 0, seen, feats)
+    refresh(net, feats, n_now, acc_now)
+    for v in range(_MAX_VALUE + 1):
+        before[v] = access.hand_count(info, p, v)
+    hidden = acc.shape[0]
+    for j in range(m):
+        kernels.copy_state(grid, info, after_grid, after_info)
+        kernels.apply_action(after_grid, after_info, legal[j])
+        if access.is_over(after_info):
+            simulation_rewards(after_info, rewards, MARGIN)
+            values[j] = rewards[p]
+            continue
+        drawn = _drawn_tile(before, after_info, p, legal[j])
+        n_after = features_into(after_grid, after_info, p, False, drawn, seen, feats_after)
+        for k in range(hidden):
+            acc[k] = acc_now[k]
+        update_accumulator(net, feats, n_now, feats_after, n_after, mark, acc)
+        forward(net, acc, scratch, out)
+        values[j] = out[0]
+    return m
+
+
+@njit(cache=True)
+def agent_action(grid, info, net, epsilon, rng, ws):
+    """The one-move-ahead agent's action for the seat to move: with probability `epsilon` a
+    uniform legal placement, else the placement of the highest afterstate value (the
+    first on ties); the pass when nothing fits. Returns (rng, action)."""
+    legal, values = ws[0], ws[1]
+    if not kernels.mover_can_place(info):
+        return rng, PASS
+    if epsilon > 0.0:
+        rng, z = kernels.rng_next(rng)
+        if (z >> np.uint64(11)) * (1.0 / 9007199254740992.0) < epsilon:
+            m = kernels.legal_placements(grid, info, legal)
+            rng, j = kernels.rng_below(rng, m)
+            return rng, legal[j]
+    m = afterstate_values(grid, info, net, ws)
+    best = 0
+    for j in range(1, m):
+        if values[j] > values[best]:
+            best = j
+    return rng, legal[best]
+
+
+@njit(inline="always", cache=True)
+def game_stream(seed, game):
+    """The random stream of game number `game` of a run seeded `seed`: the same game
+    whatever the chunking."""
+    rng = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(game)
+    rng, _ = kernels.rng_next(rng)
+    rng, _ = kernels.rng_next(rng)
+    return rng
+
+
+@njit(cache=True)
+def play_games(seed, first, count, players, net, epsilon, ws, deals, actions, lengths, rewards):
+    """The data engine: games first .. first + count - 1 of run `seed`, the one-move-ahead
+    agent (exploring with `epsilon`) in every seat. Writes row g (0..count-1) of deals
+    (int8 (count, 40)), actions (int16 (count, MAX_PLIES)), lengths, and rewards (float64
+    (count, 4): every seat's final search reward)."""
+    grid, info = ws[2].copy(), ws[3].copy()
+    deal = np.zeros(rules.NUM_TILES, dtype=np.int64)
+    final = np.zeros(4, dtype=np.float64)
+    for g in range(count):
+        rng = game_stream(seed, first + g)
+        rng, z = kernels.rng_next(rng)
+        kernels.shuffle_deal(np.int64(z >> np.uint64(2)), deal)
+        kernels.reset(grid, info, deal, players, 0)
+        for i in range(rules.NUM_TILES):
+            deals[g, i] = deal[i]
+        t = 0
+        while not access.is_over(info):
+            rng, a = agent_action(grid, info, net, epsilon, rng, ws)
+            actions[g, t] = a
+            t += 1
+            kernels.apply_action(grid, info, a)
+        lengths[g] = t
+        for t2 in range(t, actions.shape[1]):
+            actions[g, t2] = 0
+        simulation_rewards(info, final, MARGIN)
+        for s in range(4):
+            rewards[g, s] = final[s]
+
+
+@njit(cache=True)
+def count_records(lengths, players):
+    return int(lengths.sum()) * players + lengths.shape[0] * players
+
+
+@njit(cache=True)
+def replay_records(deals, actions, lengths, players, out, game_of, seat_of):
+    """Re-featurize stored games: for each game, its start and the state after each ply
+    that does not end it, from every seat's information set (the mover's fresh draw
+    hidden from it: what the one-move-ahead agent evaluates). Row i of out (int16
+    (R, MAX_ACTIVE), PAD-padded) is game game_of[i]'s position from seat seat_of[i];
+    rows are in game order, then ply order, then seat order. Returns the row count."""
+    grid = np.zeros((GRID_CELLS, GRID_CHANNELS), np.int16)
+    info = np.zeros(INFO_LEN, np.int64)
+    deal = np.zeros(rules.NUM_TILES, np.int64)
+    row = np.zeros(MAX_ACTIVE + 8, np.int64)
+    seen = np.zeros(_MAX_VALUE + 1, np.int64)
+    before = np.zeros(_MAX_VALUE + 1, np.int64)
+    r = 0
+    for g in range(deals.shape[0]):
+        for i in range(rules.NUM_TILES):
+            deal[i] = deals[g, i]
+        kernels.reset(grid, info, deal, players, 0)
+        for t in range(-1, lengths[g]):
+            drawn = 0
+            mover = -1
+            if t >= 0:
+                mover = access.current_seat(info)
+                for v in range(_MAX_VALUE + 1):
+                    before[v] = access.hand_count(info, mover, v)
+                a = np.int64(actions[g, t])
+                kernels.apply_action(grid, info, a)
+                if access.is_over(info):
+                    break
+                drawn = _drawn_tile(before, info, mover, a)
+            for s in range(players):
+                m = features_into(grid, info, s, False, drawn if s == mover else 0, seen, row)
+                for j in range(m):
+                    out[r, j] = row[j]
+                for j in range(m, out.shape[1]):
+                    out[r, j] = PAD
+                game_of[r] = g
+                seat_of[r] = s
+                r += 1
+    return r
+
+
+@njit(cache=True)
+def td_targets(game_of, seat_of, values, rewards, lam, out):
+    """TD(lambda) targets of `replay_records`' rows (TD-Gammon): along each seat's rows of a
+    game, G_t = (1 - lam) V(x_t+1) + lam G_t+1, with V(x_T) = G_T = the seat's final reward
+    past its last row. values: the network's value of each row (its seat's output r = 0);
+    rewards (games, 4). lam = 1 gives the final rewards."""
+    g_next = np.zeros(4)
+    v_next = np.zeros(4)
+    current = -1
+    for i in range(game_of.shape[0] - 1, -1, -1):
+        g = game_of[i]
+        if g != current:
+            current = g
+            for s in range(4):
+                g_next[s] = rewards[g, s]
+                v_next[s] = rewards[g, s]
+        s = seat_of[i]
+        target = (1.0 - lam) * v_next[s] + lam * g_next[s]
+        out[i] = target
+        g_next[s] = target
+        v_next[s] = values[i]
+
+
+@njit(cache=True)
+def match_vs_greedy(first, count, net, ws, scores):
+    """The one-move-ahead agent (no exploration) against `greedy` on 2-player duplicate deals
+    first .. first + count - 1 (deal d = engine.random_deal(DEAL_BASE + d)), each played in
+    both seatings: scores[d] = the agent's mean result mapped to [0, 1] (a draw is half)."""
+    grid, info = ws[2].copy(), ws[3].copy()
+    g_grid, g_info = ws[2].copy(), ws[3].copy()
+    g_scratch = np.zeros(128, np.int64)
+    g_actions = np.zeros(MAX_LEGAL, np.int64)
+    g_keys = np.zeros(MAX_LEGAL, np.int64)
+    deal = np.zeros(rules.NUM_TILES, np.int64)
+    final = np.zeros(4)
+    for d in range(count):
+        kernels.shuffle_deal(DEAL_BASE + first + d, deal)
+        total = 0.0
+        for me in range(2):
+            kernels.reset(grid, info, deal, 2, 0)
+            rng = np.uint64(1)
+            while not access.is_over(info):
+                if access.current_seat(info) == me:
+                    rng, a = agent_action(grid, info, net, 0.0, rng, ws)
+                else:
+                    a = greedy_action(grid, info, g_grid, g_info, g_scratch, g_actions, g_keys)
+                kernels.apply_action(grid, info, a)
+            kernels.rewards(info, final)
+            total += (final[me] + 1.0) / 2.0
+        scores[d] = total / 2.0
+
+
 # --- self-test -------------------------------------------------------------------------------------
 @njit(cache=True)
 def _random_positions(seed, count, plies_max, grids, infos):
@@ -395,6 +626,15 @@ def _python_features(grid, info, p, full, hidden_draw=0) -> set[int]:
     return out
 
 
+def _python_drawn(before_info, after_info, p, action) -> int:
+    """The tile p drew with `action` (0: none), from its hand before and after."""
+    for v in range(1, 11):
+        placed = 1 if (action < PASS and v == action % 10 + 1) else 0
+        if access.hand_count(after_info, p, v) > access.hand_count(before_info, p, v) - placed:
+            return v
+    return 0
+
+
 def self_test(positions: int = 400, hidden: int = 64) -> None:
     """Check the encoding against a plain-Python rewrite, its bounds, and the numba forward
     against torch (refresh and incremental accumulators) on positions of random play."""
@@ -450,6 +690,79 @@ def self_test(positions: int = 400, hidden: int = 64) -> None:
         prev[:m], n_prev = feats[:m], m
     print(f"network: numba refresh == incremental == torch on {positions} positions (worst {worst:.1e}); "
           "save/load round trip")
+
+    # the agent: each afterstate's value == torch on the afterstate re-featurized from scratch
+    ws = new_workspace(hidden)
+    checked = 0
+    for i in range(0, positions, 8):
+        grid, info = grids[i], infos[i]
+        if access.is_over(info):
+            continue
+        m = afterstate_values(grid, info, net, ws)
+        legal, values = ws[0][:m].copy(), ws[1][:m].copy()
+        want_legal = [a for a in range(rules.NUM_PLACEMENT_ACTIONS) if kernels.is_legal(grid, info, a)] or [PASS]
+        assert list(legal) == want_legal, f"position {i}: legal moves"
+        p = int(access.current_seat(info))
+        for a, value in zip(legal, values):
+            g2, i2 = grid.copy(), info.copy()
+            kernels.apply_action(g2, i2, int(a))
+            if access.is_over(i2):
+                r = np.zeros(4)
+                simulation_rewards(i2, r, MARGIN)
+                assert abs(value - r[p]) < 1e-6
+                continue
+            drawn = _python_drawn(info, i2, p, int(a))
+            x = featurize(g2[None], i2[None], [p], False, [drawn])
+            with torch.no_grad():
+                assert abs(value - float(model(torch.from_numpy(x.astype(np.int64)))[0, 0])) < 1e-4, f"position {i}"
+            checked += 1
+    print(f"agent: {checked} afterstate values (incremental from the position's accumulator) == torch")
+
+    # the data engine: same seed, same games, whatever the chunking; replayed rows == fresh features
+    count = 6
+    bufs = [(np.zeros((count, 40), np.int8), np.zeros((count, MAX_PLIES), np.int16), np.zeros(count, np.int64),
+             np.zeros((count, 4))) for _ in range(2)]
+    play_games(7, 0, count, 2, net, 0.1, ws, *bufs[0])
+    play_games(7, 0, 2, 2, net, 0.1, ws, *(b[:2] for b in bufs[1]))
+    play_games(7, 2, count - 2, 2, net, 0.1, ws, *(b[2:] for b in bufs[1]))
+    for a, b in zip(*bufs):
+        np.testing.assert_array_equal(a, b)
+    deals, actions, lengths, rewards = bufs[0]
+    rows = np.zeros((count_records(lengths, 2), MAX_ACTIVE), np.int16)
+    game_of, seat_of = np.zeros(len(rows), np.int64), np.zeros(len(rows), np.int64)
+    n = replay_records(deals, actions, lengths, 2, rows, game_of, seat_of)
+    assert n == 2 * int(lengths.sum()), n  # the start and every ply but the last, from both seats
+    grid, info = access.new_arrays()
+    k = 0
+    for g in range(count):
+        kernels.reset(grid, info, deals[g].astype(np.int64), 2, 0)
+        for t in range(-1, int(lengths[g]) - 1):
+            hidden, mover = [0, 0], -1
+            if t >= 0:
+                mover = int(access.current_seat(info))
+                before = info.copy()
+                a = int(actions[g, t])
+                kernels.apply_action(grid, info, a)
+                hidden[mover] = _python_drawn(before, info, mover, a)
+            for s in range(2):
+                want = _python_features(grid, info, s, False, hidden[s])
+                assert {int(f) for f in rows[k] if f != PAD} == want and (game_of[k], seat_of[k]) == (g, s)
+                k += 1
+        kernels.apply_action(grid, info, int(actions[g, lengths[g] - 1]))
+        assert access.is_over(info)
+        final = np.zeros(4)
+        simulation_rewards(info, final, MARGIN)
+        np.testing.assert_allclose(final, rewards[g])
+    targets = np.zeros(n)
+    values = np.random.default_rng(0).normal(size=n)
+    td_targets(game_of[:n], seat_of[:n], values, rewards, 1.0, targets)
+    np.testing.assert_allclose(targets, rewards[game_of[:n], seat_of[:n]])
+    td_targets(game_of[:n], seat_of[:n], values, rewards, 0.0, targets)
+    nxt = np.arange(n) + 2  # 2 players: a seat's next row of the same game, if any
+    same = (nxt < n) & (game_of[np.minimum(nxt, n - 1)] == game_of[:n])
+    np.testing.assert_allclose(targets[same], values[nxt[same]])
+    np.testing.assert_allclose(targets[~same], rewards[game_of[:n][~same], seat_of[:n][~same]])
+    print(f"data engine: {count} games, chunking changes nothing, replayed rows == fresh features, TD targets")
 
 
 def main(argv: list[str] | None = None) -> None:
