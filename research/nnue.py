@@ -44,6 +44,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 
 import numpy as np
 import torch
@@ -52,9 +53,9 @@ from torch import nn
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from engine import access, kernels, rules  # noqa: E402
 from agents.policy_kernels import greedy_action  # noqa: E402
 from agents.search_kernels import MARGIN, simulation_rewards  # noqa: E402
+from engine import access, kernels, rules  # noqa: E402
 from engine.layout import CELL_OF_PAD, GRID_CELLS, GRID_CHANNELS, INFO_LEN  # noqa: E402
 
 # --- the encoding (v1) ---------------------------------------------------------------------------
@@ -339,6 +340,7 @@ def new_scratch(hidden: int) -> np.ndarray:
 
 # --- the one-move-ahead agent ----------------------------------------------------------------------
 MAX_PLIES = 128  # placements (at most 36) and passes of one game, with room to spare
+MAX_LEGAL = rules.NUM_PLACEMENT_ACTIONS
 PASS = rules.PASS_ACTION
 DEAL_BASE = 10**6  # match deal d is engine.random_deal(DEAL_BASE + d), as research/duplicate_deals.py
 
@@ -351,8 +353,6 @@ def new_workspace(hidden: int) -> tuple:
             np.zeros(NUM_FEATURES + 1, np.int8), np.zeros(hidden, np.float32), np.zeros(hidden, np.float32),
             new_scratch(hidden), np.zeros(4, np.float32), np.zeros(4, np.float64), np.zeros(_MAX_VALUE + 1, np.int64))
 
-
-MAX_LEGAL = rules.NUM_PLACEMENT_ACTIONS
 
 
 @njit(inline="always", cache=True)
@@ -765,12 +765,35 @@ def self_test(positions: int = 400, hidden: int = 64) -> None:
     print(f"data engine: {count} games, chunking changes nothing, replayed rows == fresh features, TD targets")
 
 
+def speed(games: int, hidden: int) -> None:
+    """Print the data engine's games a second on one core (after a warm-up)."""
+    torch.manual_seed(0)
+    net, ws = export(NNUE(hidden, 2)), new_workspace(hidden)
+    bufs = (np.zeros((games, 40), np.int8), np.zeros((games, MAX_PLIES), np.int16), np.zeros(games, np.int64),
+            np.zeros((games, 4)))
+    play_games(1, 0, 2, 2, net, 0.05, ws, *(b[:2] for b in bufs))
+    start = time.perf_counter()
+    play_games(1, 0, games, 2, net, 0.05, ws, *bufs)
+    seconds = time.perf_counter() - start
+    rows = np.zeros((count_records(bufs[2], 2), MAX_ACTIVE), np.int16)
+    start = time.perf_counter()
+    replay_records(*bufs[:3], 2, rows, np.zeros(len(rows), np.int64), np.zeros(len(rows), np.int64))
+    replay = time.perf_counter() - start
+    print(f"H={hidden}: {games / seconds:.0f} games/s ({bufs[2].mean():.1f} plies a game); "
+          f"re-featurized at {games / replay:.0f} games/s")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--self-test", action="store_true", help="check the encoding and the numba network")
+    parser.add_argument("--speed", type=int, default=0, metavar="GAMES",
+                        help="time the data engine: GAMES games of a random network (--hidden), epsilon 0.05")
+    parser.add_argument("--hidden", type=int, default=64)
     args = parser.parse_args(argv)
     if args.self_test:
         self_test()
+    elif args.speed > 0:
+        speed(args.speed, args.hidden)
     else:
         parser.print_help()
 
