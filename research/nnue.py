@@ -77,6 +77,16 @@ NUM_FEATURES = TOMOVE + 4  # 877
 PAD = NUM_FEATURES  # the padding index of `featurize`'s rows (a zero row of the embedding)
 # board cells (tiles + stones <= 49), hands + pool (<= 40 tiles), bag, 3 leads, to move
 MAX_ACTIVE = rules.NUM_CELLS + rules.NUM_TILES + 1 + 3 + 1  # 94
+# The threats extension (not in the shared v1 spec; `threats=True`): the most minutes one placement
+# scores now with a value p holds (MINE) and with a value p cannot see (THEIRS: another hand, the
+# bag or the removed tiles), in buckets of 10 minutes, one block each for "p to move" and "another
+# seat to move": ``THREATS + (to move != p) * 32 + (0 for MINE, 16 for THEIRS) + min(minutes // 10, 15)``.
+# The blocks sit past PAD, so v1 rows and PAD keep their indices.
+THREATS = PAD + 1  # 878
+THREAT_BUCKETS = 16
+NUM_ROWS_THREATS = THREATS + 4 * THREAT_BUCKETS  # 942 embedding rows of a threats network
+MAX_ACTIVE_THREATS = MAX_ACTIVE + 2
+MAX_ROWS = NUM_ROWS_THREATS  # scratch sizes that serve both
 HIDDEN2 = 32
 HIDDEN3 = 32
 
@@ -93,12 +103,38 @@ def _lead_bucket(diff):
     return b
 
 
+@njit(inline="always", cache=True)
+def _best_minutes(grid, info, mine, theirs):
+    """The most minutes one placement scores now with a value of the mask `mine`, and with
+    one of `theirs` (0 when nothing scores)."""
+    best_mine = 0
+    best_theirs = 0
+    cells = kernels.open_cells(info)
+    while cells:
+        q = kernels.lowest_bit_index(cells)
+        cells = kernels.without_lowest_bit(cells)
+        fits = access.values_that_fit(grid, q, mine | theirs)
+        if fits == 0:
+            continue
+        r0, r1, r2, r3, run_set, scoring = kernels.scoring_setup(grid, q, fits)
+        while scoring:
+            v = kernels.lowest_bit_index(scoring)
+            scoring = kernels.without_lowest_bit(scoring)
+            points = kernels.placement_points(grid, q, v, r0, r1, r2, r3, run_set)
+            if (mine >> v) & 1 and points > best_mine:
+                best_mine = points
+            if (theirs >> v) & 1 and points > best_theirs:
+                best_theirs = points
+    return best_mine, best_theirs
+
+
 @njit(cache=True)
-def features_into(grid, info, p, full, hidden_draw, seen, out):
-    """Write the active features of (grid, info) from seat p into out (int, >= MAX_ACTIVE);
-    return how many. `full`: read every hand (else only p's). `hidden_draw` (1..10, 0 =
-    none; information set only): a tile p just drew but does not know yet, left out of its
-    hand and counted in the bag. `seen`: int64 scratch (11,)."""
+def features_into(grid, info, p, full, hidden_draw, threats, seen, out):
+    """Write the active features of (grid, info) from seat p into out (int, >= MAX_ACTIVE,
+    MAX_ACTIVE_THREATS with `threats`); return how many. `full`: read every hand (else only
+    p's). `hidden_draw` (1..10, 0 = none; information set only): a tile p just drew but does
+    not know yet, left out of its hand and counted in the bag. `threats`: add the threat
+    features (THREATS). `seen`: int64 scratch (11,)."""
     n_players = access.num_players(info)
     n = 0
     board = seen
@@ -124,12 +160,15 @@ def features_into(grid, info, p, full, hidden_draw, seen, out):
         hidden = 0
     seen = board  # board, then every hand read
     seats = n_players if full else 1
+    mine = 0
     for r in range(seats):
         s = (p + r) % n_players
         for v in range(1, _MAX_VALUE + 1):
             c = access.hand_count(info, s, v)
             if r == 0 and v == hidden:
                 c -= 1
+            if r == 0 and c > 0:
+                mine |= np.int64(1) << v
             seen[v] += c
             for k in range(min(c, _COPIES)):
                 out[n] = HANDS + (r * _MAX_VALUE + v - 1) * _COPIES + k
@@ -141,13 +180,28 @@ def features_into(grid, info, p, full, hidden_draw, seen, out):
     bag = access.bag_left(info) + (1 if hidden > 0 else 0)
     out[n] = BAG + min(bag, BAG_CAP)
     n += 1
-    mine = access.score(info, p)
+    my_score = access.score(info, p)
     for r in range(1, n_players):
         s = (p + r) % n_players
-        out[n] = LEAD + (r - 1) * LEAD_BUCKETS + _lead_bucket(mine - access.score(info, s))
+        out[n] = LEAD + (r - 1) * LEAD_BUCKETS + _lead_bucket(my_score - access.score(info, s))
         n += 1
-    out[n] = TOMOVE + (access.current_seat(info) - p) % n_players
+    to_move = (access.current_seat(info) - p) % n_players
+    out[n] = TOMOVE + to_move
     n += 1
+    if threats:
+        theirs = 0
+        if full:
+            for r in range(1, n_players):
+                theirs |= access.hand_values(info, (p + r) % n_players)
+        else:
+            for v in range(1, _MAX_VALUE + 1):
+                if seen[v] < _COPIES:
+                    theirs |= np.int64(1) << v
+        best_mine, best_theirs = _best_minutes(grid, info, mine, theirs)
+        base = THREATS + (0 if to_move == 0 else 2 * THREAT_BUCKETS)
+        out[n] = base + min(best_mine // 10, THREAT_BUCKETS - 1)
+        out[n + 1] = base + THREAT_BUCKETS + min(best_theirs // 10, THREAT_BUCKETS - 1)
+        n += 2
     return n
 
 
@@ -155,15 +209,15 @@ def features_into(grid, info, p, full, hidden_draw, seen, out):
 def active_features(grid, info, p, full, out):
     """The active features of the state (grid, info) from seat p (module table) into out;
     returns how many (at most MAX_ACTIVE). `full`: the full-state variant (every hand)."""
-    return features_into(grid, info, p, full, 0, np.zeros(_MAX_VALUE + 1, dtype=np.int64), out)
+    return features_into(grid, info, p, full, 0, False, np.zeros(_MAX_VALUE + 1, dtype=np.int64), out)
 
 
 @njit(cache=True)
-def _featurize(grid, info, persp, full, hidden_draw, out, counts):
-    row = np.zeros(MAX_ACTIVE + 8, dtype=np.int64)
+def _featurize(grid, info, persp, full, hidden_draw, threats, out, counts):
+    row = np.zeros(MAX_ACTIVE_THREATS + 8, dtype=np.int64)
     seen = np.zeros(_MAX_VALUE + 1, dtype=np.int64)
     for i in range(grid.shape[0]):
-        m = features_into(grid[i], info[i], persp[i], full, hidden_draw[i], seen, row)
+        m = features_into(grid[i], info[i], persp[i], full, hidden_draw[i], threats, seen, row)
         counts[i] = m
         for j in range(m):
             out[i, j] = row[j]
@@ -172,10 +226,11 @@ def _featurize(grid, info, persp, full, hidden_draw, out, counts):
 
 
 def featurize(grid: np.ndarray, info: np.ndarray, persp: np.ndarray, full: bool,
-              hidden_draw: np.ndarray | None = None) -> np.ndarray:
+              hidden_draw: np.ndarray | None = None, threats: bool = False) -> np.ndarray:
     """The active features of N stacked states (grid (N, 80, 10), info (N, INFO_LEN)) from the
     seats `persp` (N,): int16 (N, MAX_ACTIVE), each row padded with PAD (the torch model's
-    input). `hidden_draw` (N,) as `features_into` (information set only)."""
+    input). `hidden_draw` (N,) as `features_into` (information set only); `threats`: with the
+    threat features (rows of MAX_ACTIVE_THREATS)."""
     grid, info = np.ascontiguousarray(grid), np.ascontiguousarray(info)
     if grid.ndim != 3 or info.ndim != 2 or grid.shape[0] != info.shape[0]:
         raise ValueError(f"featurize: stacked states expected, got grid {grid.shape} and info {info.shape}")
@@ -184,8 +239,8 @@ def featurize(grid: np.ndarray, info: np.ndarray, persp: np.ndarray, full: bool,
     if persp.shape != (n,) or (n and (persp.min() < 0 or (persp >= info[:, 3]).any())):
         raise ValueError("featurize: persp must hold one seat of each game, below its player count")
     hidden = np.zeros(n, dtype=np.int64) if hidden_draw is None else np.asarray(hidden_draw, dtype=np.int64)
-    out = np.empty((n, MAX_ACTIVE), dtype=np.int16)
-    _featurize(grid, info, persp, bool(full), hidden, out, np.zeros(n, dtype=np.int64))
+    out = np.empty((n, MAX_ACTIVE_THREATS if threats else MAX_ACTIVE), dtype=np.int16)
+    _featurize(grid, info, persp, bool(full), hidden, bool(threats), out, np.zeros(n, dtype=np.int64))
     return out
 
 
@@ -195,12 +250,13 @@ class NNUE(nn.Module):
     H -> 32 -> 32 -> P. Input: int (N, MAX_ACTIVE) rows of feature indices padded with PAD;
     output (N, P): the value of each relative seat (r = 0 the perspective)."""
 
-    def __init__(self, hidden: int = 128, players: int = 2) -> None:
+    def __init__(self, hidden: int = 128, players: int = 2, threats: bool = False) -> None:
         super().__init__()
         if hidden < 1 or players not in (2, 3, 4):
             raise ValueError(f"NNUE: hidden must be >= 1 and players 2..4, got {hidden}, {players}")
-        self.hidden, self.players = int(hidden), int(players)
-        self.embed = nn.EmbeddingBag(NUM_FEATURES + 1, self.hidden, mode="sum", padding_idx=PAD)
+        self.hidden, self.players, self.threats = int(hidden), int(players), bool(threats)
+        rows = NUM_ROWS_THREATS if self.threats else NUM_FEATURES + 1
+        self.embed = nn.EmbeddingBag(rows, self.hidden, mode="sum", padding_idx=PAD)
         self.bias = nn.Parameter(torch.zeros(self.hidden))
         self.l1 = nn.Linear(self.hidden, HIDDEN2)
         self.l2 = nn.Linear(HIDDEN2, HIDDEN3)
@@ -223,7 +279,7 @@ class NNUE(nn.Module):
 def save(model: NNUE, path: str) -> None:
     """Write the model (its state dict and sizes), replacing the file whole."""
     tmp = f"{path}.tmp"
-    torch.save({"encoding": ENCODING, "hidden": model.hidden, "players": model.players,
+    torch.save({"encoding": ENCODING, "hidden": model.hidden, "players": model.players, "threats": model.threats,
                 "state": model.state_dict()}, tmp)
     os.replace(tmp, path)
 
@@ -233,13 +289,13 @@ def load(path: str) -> NNUE:
     blob = torch.load(path, map_location="cpu", weights_only=True)
     if not isinstance(blob, dict) or blob.get("encoding") != ENCODING:
         raise ValueError(f"{path}: not an {ENCODING} NNUE checkpoint")
-    model = NNUE(int(blob["hidden"]), int(blob["players"]))
+    model = NNUE(int(blob["hidden"]), int(blob["players"]), bool(blob.get("threats", False)))
     model.load_state_dict(blob["state"])
     return model
 
 
 def export(model: NNUE) -> tuple[np.ndarray, ...]:
-    """The weights as float32 numpy arrays for numba: (W0 (NUM_FEATURES + 1, H) with a zero PAD
+    """The weights as float32 numpy arrays for numba: (W0 (embedding rows, H) with a zero PAD
     row, b0 (H,), W1 (H, 32), b1, W2 (32, 32), b2, W3 (32, P), b3), the dense ones transposed
     to (in, out)."""
     def f32(t):
@@ -279,7 +335,7 @@ def refresh(net, feats, count, acc):
 def update_accumulator(net, old, n_old, new, n_new, mark, acc):
     """acc (the accumulator of the feature set old[:n_old]) becomes that of new[:n_new]:
     only the rows that differ are added or subtracted. `mark` is int8 scratch
-    (NUM_FEATURES + 1,), all zero, and left so."""
+    (MAX_ROWS,), all zero, and left so."""
     w0 = net[0]
     for i in range(n_old):
         mark[old[i]] = 1
@@ -349,8 +405,8 @@ def new_workspace(hidden: int) -> tuple:
     """Scratch arrays of the agent's kernels (`afterstate_values`), allocated once per process."""
     after_grid, after_info = access.new_arrays()
     return (np.zeros(MAX_LEGAL, np.int64), np.zeros(MAX_LEGAL, np.float32), after_grid, after_info,
-            np.zeros(MAX_ACTIVE + 8, np.int64), np.zeros(MAX_ACTIVE + 8, np.int64), np.zeros(_MAX_VALUE + 1, np.int64),
-            np.zeros(NUM_FEATURES + 1, np.int8), np.zeros(hidden, np.float32), np.zeros(hidden, np.float32),
+            np.zeros(MAX_ACTIVE_THREATS + 8, np.int64), np.zeros(MAX_ACTIVE_THREATS + 8, np.int64),
+            np.zeros(_MAX_VALUE + 1, np.int64), np.zeros(MAX_ROWS, np.int8), np.zeros(hidden, np.float32), np.zeros(hidden, np.float32),
             new_scratch(hidden), np.zeros(4, np.float32), np.zeros(4, np.float64), np.zeros(_MAX_VALUE + 1, np.int64))
 
 
@@ -383,7 +439,8 @@ def afterstate_values(grid, info, net, ws):
     if m == 0:
         legal[0] = PASS
         m = 1
-    n_now = features_into(grid, info, p, False, 0, seen, feats)
+    threats = net[0].shape[0] > NUM_FEATURES + 1
+    n_now = features_into(grid, info, p, False, 0, threats, seen, feats)
     refresh(net, feats, n_now, acc_now)
     for v in range(_MAX_VALUE + 1):
         before[v] = access.hand_count(info, p, v)
@@ -396,7 +453,7 @@ def afterstate_values(grid, info, net, ws):
             values[j] = rewards[p]
             continue
         drawn = _drawn_tile(before, after_info, p, legal[j])
-        n_after = features_into(after_grid, after_info, p, False, drawn, seen, feats_after)
+        n_after = features_into(after_grid, after_info, p, False, drawn, threats, seen, feats_after)
         for k in range(hidden):
             acc[k] = acc_now[k]
         update_accumulator(net, feats, n_now, feats_after, n_after, mark, acc)
@@ -473,7 +530,7 @@ def count_records(lengths, players):
 
 
 @njit(cache=True)
-def replay_records(deals, actions, lengths, players, out, game_of, seat_of):
+def replay_records(deals, actions, lengths, players, threats, out, game_of, seat_of):
     """Re-featurize stored games: for each game, its start and the state after each ply
     that does not end it, from every seat's information set (the mover's fresh draw
     hidden from it: what the one-move-ahead agent evaluates). Row i of out (int16
@@ -482,7 +539,7 @@ def replay_records(deals, actions, lengths, players, out, game_of, seat_of):
     grid = np.zeros((GRID_CELLS, GRID_CHANNELS), np.int16)
     info = np.zeros(INFO_LEN, np.int64)
     deal = np.zeros(rules.NUM_TILES, np.int64)
-    row = np.zeros(MAX_ACTIVE + 8, np.int64)
+    row = np.zeros(MAX_ACTIVE_THREATS + 8, np.int64)
     seen = np.zeros(_MAX_VALUE + 1, np.int64)
     before = np.zeros(_MAX_VALUE + 1, np.int64)
     r = 0
@@ -503,7 +560,7 @@ def replay_records(deals, actions, lengths, players, out, game_of, seat_of):
                     break
                 drawn = _drawn_tile(before, info, mover, a)
             for s in range(players):
-                m = features_into(grid, info, s, False, drawn if s == mover else 0, seen, row)
+                m = features_into(grid, info, s, False, drawn if s == mover else 0, threats, seen, row)
                 for j in range(m):
                     out[r, j] = row[j]
                 for j in range(m, out.shape[1]):
@@ -596,7 +653,7 @@ def random_positions(seed: int, count: int, plies_max: int = 60) -> tuple[np.nda
     return grids, infos
 
 
-def _python_features(grid, info, p, full, hidden_draw=0) -> set[int]:
+def _python_features(grid, info, p, full, hidden_draw=0, threats=False) -> set[int]:
     """The encoding written out again in plain Python from the public accessors (the self-test's
     second opinion on `features_into`)."""
     n_players = int(info[3])
@@ -622,7 +679,30 @@ def _python_features(grid, info, p, full, hidden_draw=0) -> set[int]:
     for r in range(1, n_players):
         diff = int(access.score(info, p)) - int(access.score(info, (p + r) % n_players))
         out.add(LEAD + (r - 1) * 31 + min(max(diff // 10 + 15, 0), 30))
-    out.add(TOMOVE + (int(access.current_seat(info)) - p) % n_players)
+    to_move = (int(access.current_seat(info)) - p) % n_players
+    out.add(TOMOVE + to_move)
+    if threats:
+        mine = {v for v in range(1, 11)
+                if access.hand_count(info, p, v) - (1 if (v == hidden_draw and not full) else 0) > 0}
+        if full:
+            theirs = {v for v in range(1, 11) for r in range(1, n_players)
+                      if access.hand_count(info, (p + r) % n_players, v) > 0}
+        else:
+            theirs = {v for v in range(1, 11) if seen[v] < 4}
+        best = {"mine": 0, "theirs": 0}
+        cells = int(kernels.open_cells(info))
+        for pad in range(80):
+            if not (cells >> pad) & 1:
+                continue
+            for v in range(1, 11):
+                if access.capacity(grid, pad) >= v:
+                    points = int(kernels.points_if_placed(grid, pad, v))
+                    for name, values in (("mine", mine), ("theirs", theirs)):
+                        if v in values:
+                            best[name] = max(best[name], points)
+        base = THREATS + (0 if to_move == 0 else 32)
+        out.add(base + min(best["mine"] // 10, 15))
+        out.add(base + 16 + min(best["theirs"] // 10, 15))
     return out
 
 
@@ -635,29 +715,32 @@ def _python_drawn(before_info, after_info, p, action) -> int:
     return 0
 
 
-def self_test(positions: int = 400, hidden: int = 64) -> None:
+def self_test(positions: int = 400, hidden: int = 64, threats: bool = False) -> None:
     """Check the encoding against a plain-Python rewrite, its bounds, and the numba forward
-    against torch (refresh and incremental accumulators) on positions of random play."""
+    against torch (refresh and incremental accumulators) on positions of random play; the
+    agent's afterstate values against torch; the data engine's replay and TD targets."""
+    print(f"-- threats={threats}")
     grids, infos = random_positions(12345, positions)
     persp = np.arange(positions) % 2
+    limit = NUM_ROWS_THREATS if threats else NUM_FEATURES
     for full in (False, True):
-        idx = featurize(grids, infos, persp, full)
+        idx = featurize(grids, infos, persp, full, threats=threats)
         for i in range(positions):
             row = [int(f) for f in idx[i] if f != PAD]
             assert len(row) == len(set(row)), "a feature written twice"
-            assert set(row) == _python_features(grids[i], infos[i], int(persp[i]), full), f"position {i}"
-            assert all(0 <= f < NUM_FEATURES for f in row)
+            assert set(row) == _python_features(grids[i], infos[i], int(persp[i]), full, 0, threats), f"position {i}"
+            assert all(0 <= f < limit for f in row)
     hidden_draw = np.array([next((v for v in range(1, 11) if access.hand_count(infos[i], int(persp[i]), v)), 0)
                             for i in range(positions)])
-    idx = featurize(grids, infos, persp, False, hidden_draw)
+    idx = featurize(grids, infos, persp, False, hidden_draw, threats)
     for i in range(positions):
         row = {int(f) for f in idx[i] if f != PAD}
-        assert row == _python_features(grids[i], infos[i], int(persp[i]), False, int(hidden_draw[i])), f"position {i}"
-    print(f"encoding: {positions} positions x 3 variants (full, information set, with a hidden draw) agree with the Python rewrite "
-          f"(at most {int((idx != PAD).sum(1).max())} of {MAX_ACTIVE} active)")
+        assert row == _python_features(grids[i], infos[i], int(persp[i]), False, int(hidden_draw[i]), threats), i
+    print(f"encoding: {positions} positions x 3 variants (full, information set, with a hidden draw) agree with "
+          f"the Python rewrite (at most {int((idx != PAD).sum(1).max())} of {idx.shape[1]} active)")
 
     torch.manual_seed(0)
-    model = NNUE(hidden, 2)
+    model = NNUE(hidden, 2, threats)
     with torch.no_grad():  # make every layer matter
         for prm in model.parameters():
             prm.add_(0.1 * torch.randn_like(prm))
@@ -667,19 +750,20 @@ def self_test(positions: int = 400, hidden: int = 64) -> None:
     model = load(path)
     os.remove(path)
     net = export(model)
-    idx = featurize(grids, infos, persp, False)
+    idx = featurize(grids, infos, persp, False, threats=threats)
     with torch.no_grad():
         want = model(torch.from_numpy(idx.astype(np.int64))).numpy()
-    feats = np.zeros(MAX_ACTIVE + 8, dtype=np.int64)
-    prev = np.zeros(MAX_ACTIVE + 8, dtype=np.int64)
-    mark = np.zeros(NUM_FEATURES + 1, dtype=np.int8)
+    feats = np.zeros(MAX_ACTIVE_THREATS + 8, dtype=np.int64)
+    prev = np.zeros(MAX_ACTIVE_THREATS + 8, dtype=np.int64)
+    mark = np.zeros(MAX_ROWS, dtype=np.int8)
+    seen = np.zeros(11, dtype=np.int64)
     acc, acc_inc = np.zeros(hidden, np.float32), np.zeros(hidden, np.float32)
     scratch, out = new_scratch(hidden), np.zeros(2, np.float32)
     n_prev = 0
     refresh(net, prev, 0, acc_inc)
     worst = 0.0
     for i in range(positions):
-        m = active_features(grids[i], infos[i], np.int64(persp[i]), False, feats)
+        m = features_into(grids[i], infos[i], np.int64(persp[i]), False, 0, threats, seen, feats)
         refresh(net, feats, m, acc)
         update_accumulator(net, prev, n_prev, feats, m, mark, acc_inc)  # from the previous position's set
         assert not mark.any()
@@ -712,7 +796,7 @@ def self_test(positions: int = 400, hidden: int = 64) -> None:
                 assert abs(value - r[p]) < 1e-6
                 continue
             drawn = _python_drawn(info, i2, p, int(a))
-            x = featurize(g2[None], i2[None], [p], False, [drawn])
+            x = featurize(g2[None], i2[None], [p], False, [drawn], threats)
             with torch.no_grad():
                 assert abs(value - float(model(torch.from_numpy(x.astype(np.int64)))[0, 0])) < 1e-4, f"position {i}"
             checked += 1
@@ -728,9 +812,9 @@ def self_test(positions: int = 400, hidden: int = 64) -> None:
     for a, b in zip(*bufs):
         np.testing.assert_array_equal(a, b)
     deals, actions, lengths, rewards = bufs[0]
-    rows = np.zeros((count_records(lengths, 2), MAX_ACTIVE), np.int16)
+    rows = np.zeros((count_records(lengths, 2), MAX_ACTIVE_THREATS if threats else MAX_ACTIVE), np.int16)
     game_of, seat_of = np.zeros(len(rows), np.int64), np.zeros(len(rows), np.int64)
-    n = replay_records(deals, actions, lengths, 2, rows, game_of, seat_of)
+    n = replay_records(deals, actions, lengths, 2, threats, rows, game_of, seat_of)
     assert n == 2 * int(lengths.sum()), n  # the start and every ply but the last, from both seats
     grid, info = access.new_arrays()
     k = 0
@@ -745,7 +829,7 @@ def self_test(positions: int = 400, hidden: int = 64) -> None:
                 kernels.apply_action(grid, info, a)
                 hidden[mover] = _python_drawn(before, info, mover, a)
             for s in range(2):
-                want = _python_features(grid, info, s, False, hidden[s])
+                want = _python_features(grid, info, s, False, hidden[s], threats)
                 assert {int(f) for f in rows[k] if f != PAD} == want and (game_of[k], seat_of[k]) == (g, s)
                 k += 1
         kernels.apply_action(grid, info, int(actions[g, lengths[g] - 1]))
@@ -777,7 +861,7 @@ def speed(games: int, hidden: int) -> None:
     seconds = time.perf_counter() - start
     rows = np.zeros((count_records(bufs[2], 2), MAX_ACTIVE), np.int16)
     start = time.perf_counter()
-    replay_records(*bufs[:3], 2, rows, np.zeros(len(rows), np.int64), np.zeros(len(rows), np.int64))
+    replay_records(*bufs[:3], 2, False, rows, np.zeros(len(rows), np.int64), np.zeros(len(rows), np.int64))
     replay = time.perf_counter() - start
     print(f"H={hidden}: {games / seconds:.0f} games/s ({bufs[2].mean():.1f} plies a game); "
           f"re-featurized at {games / replay:.0f} games/s")
@@ -791,7 +875,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--hidden", type=int, default=64)
     args = parser.parse_args(argv)
     if args.self_test:
-        self_test()
+        self_test(threats=False)
+        self_test(threats=True)
     elif args.speed > 0:
         speed(args.speed, args.hidden)
     else:

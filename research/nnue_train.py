@@ -44,18 +44,19 @@ FIELDS = ["round", "games", "seconds", "play_games_per_s", "fit_seconds", "rows"
           "vs_greedy", "vs_greedy_half_width", "match_games"]
 
 
-def rows_of(deals, actions, lengths, players: int = 2):
-    rows = np.zeros((nnue.count_records(lengths, players), nnue.MAX_ACTIVE), np.int16)
+def rows_of(deals, actions, lengths, threats: bool, players: int = 2):
+    width = nnue.MAX_ACTIVE_THREATS if threats else nnue.MAX_ACTIVE
+    rows = np.zeros((nnue.count_records(lengths, players), width), np.int16)
     game_of, seat_of = np.zeros(len(rows), np.int64), np.zeros(len(rows), np.int64)
-    n = nnue.replay_records(deals, actions, lengths, players, rows, game_of, seat_of)
+    n = nnue.replay_records(deals, actions, lengths, players, threats, rows, game_of, seat_of)
     return rows[:n], game_of[:n], seat_of[:n]
 
 
-def heldout_set(path: str):
+def heldout_set(path: str, threats: bool):
     """The held-out rows: each search game's positions before every move, from the mover's
     information set (the rows whose seat is to move), with the mover's final search reward."""
     data = np.load(path)
-    rows, game_of, seat_of = rows_of(data["deals"], data["actions"], data["lengths"])
+    rows, game_of, seat_of = rows_of(data["deals"], data["actions"], data["lengths"], threats)
     to_move = (rows == nnue.TOMOVE).any(axis=1)  # relative seat 0 to move: the row's seat moves next
     targets = data["rewards"][game_of, seat_of]
     return torch.from_numpy(rows[to_move].astype(np.int64)), torch.from_numpy(targets[to_move]).float()
@@ -101,6 +102,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--lam", type=float, default=0.7)
     parser.add_argument("--epsilon", type=float, default=0.05)
     parser.add_argument("--hidden", type=int, default=64)
+    parser.add_argument("--threats", action="store_true",
+                        help="with the threat features (research/nnue.py THREATS: the best placement now, mine and theirs)")
     parser.add_argument("--heldout", default="results/nnue_heldout.npz")
     parser.add_argument("--match-every", type=int, default=10)
     parser.add_argument("--match-deals", type=int, default=200)
@@ -122,11 +125,12 @@ def main(argv: list[str] | None = None) -> None:
     if os.path.exists(log_path):
         with open(log_path) as f:
             done_rounds = sum(1 for _ in csv.DictReader(f))
-    model = nnue.load(model_path) if done_rounds and os.path.exists(model_path) else nnue.NNUE(args.hidden, 2)
-    if done_rounds and model.hidden != args.hidden:
-        parser.error(f"{model_path} has hidden {model.hidden}, not --hidden {args.hidden}")
+    model = (nnue.load(model_path) if done_rounds and os.path.exists(model_path)
+             else nnue.NNUE(args.hidden, 2, args.threats))
+    if done_rounds and (model.hidden, model.threats) != (args.hidden, args.threats):
+        parser.error(f"{model_path} has hidden {model.hidden} and threats {model.threats}, not the arguments'")
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
-    held_rows, held_targets = heldout_set(args.heldout)
+    held_rows, held_targets = heldout_set(args.heldout, model.threats)
     print(f"held-out: {len(held_rows)} positions of {args.heldout}; resuming after round {done_rounds}"
           if done_rounds else f"held-out: {len(held_rows)} positions of {args.heldout}; a fresh run", flush=True)
     ws = nnue.new_workspace(model.hidden)
@@ -152,7 +156,7 @@ def main(argv: list[str] | None = None) -> None:
                                                                                           rnd + 1)]
         deals, actions, lengths, rewards = (np.concatenate([p[k] for p in parts])
                                             for k in ("deals", "actions", "lengths", "rewards"))
-        rows, game_of, seat_of = rows_of(deals, actions, lengths)
+        rows, game_of, seat_of = rows_of(deals, actions, lengths, model.threats)
         targets = np.zeros(len(rows))
         nnue.td_targets(game_of, seat_of, values_of(model, rows), rewards, args.lam, targets)
         x_all, y_all = torch.from_numpy(rows.astype(np.int64)), torch.from_numpy(targets).float()
