@@ -4,6 +4,7 @@ Verdict: see the RESULTS section (the curve reached by the deadline and its verd
 
     python research/nnue_heldout.py --games 400 --out results/nnue_heldout.npz   # the yardstick, once
     nice -n 5 python research/nnue_train.py --out runs/nnue_f2 --games 500000      # resumable; Ctrl-C is safe
+    python research/nnue_train.py --evaluate runs/nnue_f2/model.pt --match-deals 1000  # one checkpoint's figures
 
 From a random init, rounds of (research/nnue.py):
 
@@ -90,9 +91,25 @@ def save_round(path: str, deals, actions, lengths, rewards) -> None:
     os.replace(tmp, path)
 
 
+def evaluate(path: str, heldout: str, deals: int) -> None:
+    model = nnue.load(path)
+    rows, targets = heldout_set(heldout, model.threats)
+    with torch.no_grad():
+        held = float(torch.mean((model(rows)[:, 0] - targets) ** 2))
+    scores = np.zeros(deals)
+    start = time.time()
+    nnue.match_vs_greedy(0, deals, nnue.export(model), nnue.new_workspace(model.hidden), scores)
+    half = 1.96 * scores.std() / np.sqrt(deals)
+    print(f"{path}: held-out MSE {held:.4f} on {len(rows)} positions (target variance {float(targets.var()):.3f}); "
+          f"vs greedy {scores.mean():.3f} +- {half:.3f} over {2 * deals} games ({deals} duplicate deals, "
+          f"{time.time() - start:.0f} s)")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--out", help="the run's folder (required unless --evaluate)")
+    parser.add_argument("--evaluate", metavar="MODEL",
+                        help="only print MODEL's held-out MSE and its score against greedy on --match-deals deals")
     parser.add_argument("--games", type=int, default=500_000, help="stop after this many games")
     parser.add_argument("--round-games", type=int, default=5000)
     parser.add_argument("--window", type=int, default=20_000, help="fit on the last this many games")
@@ -117,6 +134,11 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--lam and --epsilon must lie in [0, 1], --epochs and --lr above 0")
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
+    if args.evaluate:
+        evaluate(args.evaluate, args.heldout, args.match_deals)
+        return
+    if not args.out:
+        parser.error("--out is required (or --evaluate MODEL)")
     games_dir = os.path.join(args.out, "games")
     os.makedirs(games_dir, exist_ok=True)
     model_path, log_path = os.path.join(args.out, "model.pt"), os.path.join(args.out, "log.csv")
