@@ -1,5 +1,5 @@
 """Issue 56, F2's machinery: a board-reading evaluator with an incrementally updated first layer (NNUE).
-RESULTS.md: "2026-12-06, 06:40-08:35 UTC" (issue 56 F2: the NNUE evaluator learned from its own games)
+RESULTS.md: "2026-12-06, 06:40-08:10 UTC" (issue 56 F2: the NNUE evaluator learned from its own games)
 Verdict: F2 not reached: at 520,000 games of its own one-move-ahead agent (with the threat features)
 the information-set evaluator's held-out MSE is 0.877 (bar 0.854) and the agent scores 0.724 against
 greedy (bar 0.78); v1 alone stalled at 1.01 and 0.39. Both curves flat after 100,000 games.

@@ -1,5 +1,5 @@
 """Issue 56, F2's yardstick: a held-out set of the shipped search's 2-player games for research/nnue.py's trainer.
-RESULTS.md: "2026-12-06, 06:40-08:35 UTC" (issue 56 F2: the NNUE evaluator learned from its own games)
+RESULTS.md: "2026-12-06, 06:40-08:10 UTC" (issue 56 F2: the NNUE evaluator learned from its own games)
 Verdict: a tool of the F2 measurement (its held-out positions), no finding of its own.
 
     python research/nnue_heldout.py --games 300 --out results/nnue_heldout.npz     # a few minutes
