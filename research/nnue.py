@@ -2,7 +2,8 @@
 RESULTS.md: "2026-12-06, 06:40-08:10 UTC" (issue 56 F2: the NNUE evaluator learned from its own games)
 Verdict: F2 not reached: at 520,000 games of its own one-move-ahead agent (with the threat features)
 the information-set evaluator's held-out MSE is 0.877 (bar 0.854) and the agent scores 0.724 against
-greedy (bar 0.78); v1 alone stalled at 1.01 and 0.39. Both curves flat after 100,000 games.
+greedy (bar 0.78); v1 alone stalled at 1.01 and 0.39. Both curves flat after 100,000 games; at
+1,000,000 games 0.871 and 0.726 (0.709-0.726 on three sets of deals): the stop rule fires, stop.
 
     python research/nnue.py --self-test        # encoding, torch == numba, incremental == refresh
 

@@ -1,7 +1,8 @@
 """Issue 56, F2: the NNUE evaluator learned TD-Gammon style from its own one-move-ahead agent's games.
 RESULTS.md: "2026-12-06, 06:40-08:10 UTC" (issue 56 F2: the NNUE evaluator learned from its own games)
 Verdict: F2 not reached at 500,000 games: held-out MSE 0.877 (bar 0.854), 0.724 +- 0.018 against
-greedy (bar 0.78), flat since 100,000 games (with --threats; v1 alone: 1.01 and 0.39 at 100,000).
+greedy (bar 0.78), flat since 100,000 games (with --threats; v1 alone: 1.01 and 0.39 at 100,000);
+at 1,000,000 games 0.871 and 0.726: the stop rule (0.75, 0.85) fires, stop.
 
     python research/nnue_heldout.py --games 400 --out results/nnue_heldout.npz   # the yardstick, once
     nice -n 5 python research/nnue_train.py --out runs/nnue_f2 --games 500000      # resumable; Ctrl-C is safe
