@@ -285,9 +285,14 @@ def check_spec(spec: str) -> AgentRecipe:
     return parse_agent(spec, load_checkpoints=True)
 
 
+def is_typed(agent) -> bool:
+    """A typed agent: anything that builds an agent (`AgentRecipe`, `agents.settings.GuidedSearch`), never text."""
+    return not isinstance(agent, str) and callable(getattr(agent, "build", None))
+
+
 def typed_agent(agent, what: str = "an agent"):
-    """`agent` if it is typed (`AgentRecipe`, `agents.settings.GuidedSearch`); never a spec string."""
-    if isinstance(agent, str) or not callable(getattr(agent, "build", None)):
+    """`agent` if it is typed (`is_typed`); never a spec string."""
+    if not is_typed(agent):
         raise ValueError(f"{what} must be a typed agent (agents.settings.GuidedSearch, or agents.parse_agent(SPEC) "
                          f"at the command line's or config's edge), got {agent!r}")
     return agent

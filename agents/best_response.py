@@ -44,7 +44,7 @@ import numpy as np
 from engine import rules
 
 from . import br_kernels as bk
-from .base import Agent, check_spec, choice, non_negative_int, register
+from .base import Agent, check_spec, choice, is_typed, non_negative_int, register
 from .search import MCTSAgent, show_search_parameters
 from .settings import SearchSettings
 
@@ -56,7 +56,7 @@ def target_spec(name: str, value):
     """The checked `target` parameter: a typed agent (`agents.AgentRecipe`,
     `agents.settings.GuidedSearch`), or a complete agent spec, parsed here once (the
     spec's edge, `check_spec`)."""
-    if hasattr(value, "build") and not isinstance(value, str):
+    if is_typed(value):
         return value
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{name} must be an agent spec, e.g. target=greedy or target=[ismcts:iterations=200], "

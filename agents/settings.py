@@ -5,8 +5,8 @@ cross-checks and meaning, and for the kernel's parameter array.
 built from and what self-play, Ray and the ladder carry (with a network's path beside
 it). Strings are only its edges: `parse` reads the parameters of a spec
 (``"iterations=1000,prior=3"``, as the command line and config files give them) and
-`spec` writes them back for a label or a saved config. `SEARCH_PARAMETERS` is the table
-the search agents' documentation shows (`table`).
+`spec` writes them back for a label or a saved config. `table` writes the parameters'
+table that the search agents' documentation shows.
 
 Parameters (spec ``name:key=value,...``), defaults tuned on duplicate matches against
 `greedy` and `ismcts` (verdicts and evidence: docs/status.md):

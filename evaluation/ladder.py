@@ -41,7 +41,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from agents.base import AgentRecipe, parse_agent, typed_agent
+from agents.base import AgentRecipe, is_typed, parse_agent, typed_agent
 
 from .config import EvalConfig
 from .executor import Executor
@@ -456,13 +456,12 @@ class Ladder:
                  ray_address: str | None = None):
         if not isinstance(run_dir, (str, os.PathLike)):
             raise TypeError(f"run_dir must be a path, got {type(run_dir).__name__}")
-        if not isinstance(anchors, (list, tuple)) or not all(
-                a.strip() if isinstance(a, str) else callable(getattr(a, "build", None)) for a in anchors):
-            raise ValueError(f"anchors must be a list of agent specs or typed agents, got {anchors!r}")
-        # spec strings are this public constructor's edge; typed anchors (a trainer's parsed
-        # config) are labelled by their spec and not parsed again
-        lineup = None if all(isinstance(a, str) for a in anchors) else [
-            parse_agent(a) if isinstance(a, str) else a for a in anchors]
+        # spec strings are this public constructor's edge (parsed by the config's validation,
+        # after its plugins load); typed anchors (a trainer's parsed config) are not parsed again
+        specs = isinstance(anchors, (list, tuple)) and all(isinstance(a, str) and a.strip() for a in anchors)
+        if not specs and not (isinstance(anchors, (list, tuple)) and all(map(is_typed, anchors))):
+            raise ValueError(f"anchors must be a list of agent specs or one of typed agents, got {anchors!r}")
+        lineup = None if specs else list(anchors)
         anchors = [str(a).strip() for a in anchors]
         if len(set(anchors)) != len(anchors):
             raise ValueError(f"anchors must be distinct, got {anchors!r}")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import evaluate
-from agents import parse_agent
+from agents import AgentRecipe, parse_agent
 from evaluation.ladder import (GAMES_FILE, JSON_FILE, PLOT_FILE, Ladder, elo_difference, fit_ladder,
                                load_ladder_games, rebuild_ladder, significant_drops)
 
@@ -117,9 +117,10 @@ def test_three_player_ladder(tmp_path):
 @pytest.mark.parametrize("kw, match", [
     (dict(anchors=["nosuchagent"]), "unknown agent 'nosuchagent'"),
     (dict(anchors=["ismcts:iterations=0"]), "iterations"),
-    (dict(anchors="greedy"), "list of agent specs or typed agents"),
-    (dict(anchors=None), "list of agent specs or typed agents"),
-    (dict(anchors=["greedy", 3]), "list of agent specs or typed agents"),
+    (dict(anchors="greedy"), "list of agent specs or one of typed agents"),
+    (dict(anchors=None), "list of agent specs or one of typed agents"),
+    (dict(anchors=["greedy", 3]), "list of agent specs or one of typed agents"),
+    (dict(anchors=["greedy", AgentRecipe("random", "random")]), "list of agent specs or one of typed agents"),
     (dict(anchors=["greedy", "greedy"]), "distinct"),
     (dict(anchors=[], previous=0), "previous >= 1"),
     (dict(players=5), "players must be 2, 3 or 4"),

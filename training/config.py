@@ -161,11 +161,11 @@ class TrainConfig:
         self._check_executor()
         if self.algorithm != "selfplay":
             return
-        _check(sp.warm_start_teacher.split(":")[0] in ("ismcts", "pimc"), "selfplay.warm_start_teacher",
+        sp.teacher = _check_spec(sp.warm_start_teacher, "selfplay.warm_start_teacher")
+        _check(sp.teacher.name in ("ismcts", "pimc"), "selfplay.warm_start_teacher",
                "must be an ismcts or pimc agent spec such as 'ismcts:iterations=1000'")
         _check(isinstance(sp.ladder_anchors, list), "selfplay.ladder_anchors", "must be a list of agent specs")
         sp.anchors = [_check_spec(spec, f"selfplay.ladder_anchors[{i}]") for i, spec in enumerate(sp.ladder_anchors)]
-        sp.teacher = _check_spec(sp.warm_start_teacher, "selfplay.warm_start_teacher")
 
     def _check_executor(self) -> None:
         from evaluation.config import EXECUTORS
