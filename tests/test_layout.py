@@ -6,8 +6,8 @@ imports the scripts, research/ or benchmarks/) are import-linter's contracts in
 pyproject.toml, run here so that CI fails on an upward import.
 Nothing outside research/ (the product packages, the benchmarks, the tests, the top-level
 scripts and docs/'s generators) imports or runs a research script, and every research
-script's docstring names the benchmarks/RESULTS.md section that holds its answer, and its
-verdict.
+script's docstring names the dated entry of the results archive (indexed in
+benchmarks/RESULTS.md) that holds its answer, and its verdict.
 """
 
 from __future__ import annotations
@@ -85,8 +85,9 @@ def test_the_check_finds_each_way_of_reaching_research():
 
 
 def result_headings() -> list[str]:
-    text = (ROOT / "benchmarks" / "RESULTS.md").read_text()
-    return [line[3:] for line in text.splitlines() if line.startswith("## ")]
+    """The dated entries of the results archive (the topic files that benchmarks/RESULTS.md indexes)."""
+    return [line[3:] for topic in sorted((ROOT / "benchmarks" / "results").glob("*.md"))
+            for line in topic.read_text().splitlines() if line.startswith("## ")]
 
 
 @pytest.mark.parametrize("script", research_scripts(), ids=lambda p: p.name)
