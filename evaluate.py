@@ -81,47 +81,51 @@ outputs (in --out):
 
 
 def run_parser() -> argparse.ArgumentParser:
+    """The flags of a tournament: the fields of `EvalConfig`, whose choices and defaults they show."""
+    from evaluation.config import EXECUTORS, PLAYERS, SEATINGS, START_METHODS, EvalConfig
+
+    d = EvalConfig()  # the defaults
     p = argparse.ArgumentParser(prog="evaluate.py", description=DESCRIPTION, epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", metavar="FILE", help="YAML config (configs/eval_*.yaml); flags override it")
     p.add_argument("--agents", nargs="+", metavar="SPEC", help="agent specs (at least 2)")
-    p.add_argument("--players", type=int, choices=(2, 3, 4), help="seats per game (default 2)")
+    p.add_argument("--players", type=int, choices=PLAYERS, help=f"seats per game (default {d.players})")
     p.add_argument("--team", action=argparse.BooleanOptionalAction, default=None,
                    help="team variant, 4 players: one agent per team (seats 0+2 vs 1+3)")
     p.add_argument("--games", type=int, metavar="N",
                    help="games per table (per pair with 2 players), rounded up to whole duplicate sets "
-                        "(default 100)")
+                        f"(default {d.games})")
     p.add_argument("--one-vs-rest", action=argparse.BooleanOptionalAction, default=None,
                    help="2 agents: only the table where the first holds one seat (its team in the team "
                         "variant) and the second every other seat, e.g. A alone against three B")
-    p.add_argument("--seed", type=int, metavar="S", help="master seed for deals and agents (default 0)")
-    p.add_argument("--workers", type=int, metavar="W", help="worker processes; 0 = all cores (default), 1 = serial")
-    p.add_argument("--executor", choices=("process", "ray"),
-                   help="where games run: this machine's worker processes (default) or a Ray cluster "
-                        "(needs the ray extra; --workers 0 = every CPU of the cluster)")
+    p.add_argument("--seed", type=int, metavar="S", help=f"master seed for deals and agents (default {d.seed})")
+    p.add_argument("--workers", type=int, metavar="W", help=f"worker processes; 0 = all cores, 1 = serial (default {d.workers})")
+    p.add_argument("--executor", choices=EXECUTORS,
+                   help="where games run: this machine's worker processes or a Ray cluster (needs the ray "
+                        f"extra; --workers 0 = every CPU of the cluster) (default {d.executor})")
     p.add_argument("--ray-address", metavar="ADDR",
                    help="with --executor ray: a running cluster's address (ray start --head prints it; "
                         "'auto' = the one on this machine); default: start Ray on this machine")
     p.add_argument("--out", metavar="DIR", help="output directory; rerun with the same one to resume "
                                                 "(default results/<players>p-<agents>-<hash>)")
-    p.add_argument("--seating", choices=("rotations", "permutations"),
-                   help="seatings per deal for 3-4 players (default rotations)")
+    p.add_argument("--seating", choices=SEATINGS, help=f"seatings per deal for 3-4 players (default {d.seating})")
     p.add_argument("--sprt", metavar="ELO0,ELO1", help="sequential test for 2 agents: stop once decided")
-    p.add_argument("--sprt-alpha", type=float, metavar="A", help="SPRT false positive rate (default 0.05)")
-    p.add_argument("--sprt-beta", type=float, metavar="B", help="SPRT false negative rate (default 0.05)")
-    p.add_argument("--bootstrap", type=int, metavar="B", help="bootstrap resamples over deals (default 1000)")
+    p.add_argument("--sprt-alpha", type=float, metavar="A", help=f"SPRT false positive rate (default {d.sprt_alpha})")
+    p.add_argument("--sprt-beta", type=float, metavar="B", help=f"SPRT false negative rate (default {d.sprt_beta})")
+    p.add_argument("--bootstrap", type=int, metavar="B", help=f"bootstrap resamples over deals (default {d.bootstrap})")
     p.add_argument("--anchor", metavar="AGENT", help="agent pinned to 0 Elo, or 'mean' (default random/first)")
-    p.add_argument("--prior-draws", type=float, metavar="X", help="virtual draws per pair for ratings (default 1)")
+    p.add_argument("--prior-draws", type=float, metavar="X", help=f"virtual draws per pair for ratings (default {d.prior_draws:g})")
     p.add_argument("--save-games", action=argparse.BooleanOptionalAction, default=None,
                    help="store each game's deal and moves in games.jsonl for replays")
-    p.add_argument("--plots", action=argparse.BooleanOptionalAction, default=None, help="write PNG plots (default on)")
+    p.add_argument("--plots", action=argparse.BooleanOptionalAction, default=None,
+                   help=f"write PNG plots (default {d.plots})")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="show a progress bar (default on)")
+                   help=f"show a progress bar (default {d.progress})")
     p.add_argument("--import", dest="imports", action="append", metavar="MODULE",
                    help="import a module or .py file first (e.g. one registering agents); repeatable "
                         "(config key: imports)")
-    p.add_argument("--start-method", choices=("spawn", "fork", "forkserver"),
-                   help="multiprocessing start method (default spawn)")
+    p.add_argument("--start-method", choices=START_METHODS,
+                   help=f"multiprocessing start method (default {d.start_method})")
     p.add_argument("--move-time-limit", type=float, metavar="S",
                    help="seconds one move may take before the seat forfeits (default 60, or 10x the "
                         "largest time= budget)")
@@ -159,24 +163,32 @@ def ladder_parser() -> argparse.ArgumentParser:
 
 
 def exploit_parser() -> argparse.ArgumentParser:
+    """The flags of `ExploitConfig`, with its defaults."""
+    from evaluation.config import PLAYERS
+    from evaluation.exploit import ExploitConfig
+
+    d = ExploitConfig(target="")  # the defaults
     p = argparse.ArgumentParser(
         prog="evaluate.py exploit",
         description="Approximate exploitability of an agent (a lower bound): the ISMCTS best response "
                     "br:target=SPEC plays one seat (one team) against the target in every other seat, on "
                     "duplicate deals; writes exploit.json and exploit.md in --out.")
     p.add_argument("--target", required=True, metavar="SPEC", help="the agent to exploit, e.g. greedy")
-    p.add_argument("--players", type=int, choices=(2, 3, 4), default=2, help="seats per game (default 2)")
+    p.add_argument("--players", type=int, choices=PLAYERS, default=d.players,
+                   help=f"seats per game (default {d.players})")
     p.add_argument("--team", action="store_true", help="team variant (4 players): the response holds one team")
-    p.add_argument("--br", default="iterations=1000", metavar="PARAMS",
-                   help="the best response's budget and parameters (default iterations=1000; e.g. time=0.05)")
+    p.add_argument("--br", default=d.br, metavar="PARAMS",
+                   help=f"the best response's budget and parameters (default {d.br}; e.g. time=0.05)")
     p.add_argument("--baseline", metavar="SPEC",
                    help="also play this agent against the target on the same deals and report the paired "
                         "difference (e.g. ismcts:iterations=1000)")
-    p.add_argument("--games", type=int, default=200, metavar="G", help="games, whole duplicate sets (default 200)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="master seed (default 0)")
-    p.add_argument("--workers", type=int, default=0, metavar="W", help="worker processes (0 = all cores)")
+    p.add_argument("--games", type=int, default=d.games, metavar="G",
+                   help=f"games, whole duplicate sets (default {d.games})")
+    p.add_argument("--seed", type=int, default=d.seed, metavar="S", help=f"master seed (default {d.seed})")
+    p.add_argument("--workers", type=int, default=d.workers, metavar="W",
+                   help=f"worker processes (0 = all cores; default {d.workers})")
     p.add_argument("--out", default=None, metavar="DIR", help="output directory (default results/exploit-...)")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="progress bars")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=d.progress, help="progress bars")
     return p
 
 

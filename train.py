@@ -71,7 +71,7 @@ def main(argv=None) -> Path:
         try:
             cfg = load_config(run_path / "config.yaml", args.set)
         except ValueError as exc:
-            raise ValueError(f"cannot resume {run_path}: {run_path / 'config.yaml'}: {exc}") from exc
+            raise ValueError(f"cannot resume {run_path}: {exc}") from exc  # the message names the file
     else:
         cfg = load_config(args.config, args.set)
         run_path = Path(args.runs) / cfg.name

@@ -14,11 +14,11 @@ rollouts, thousands of times a move, where the CNN could be called once.
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
 from torch import nn
+from pydantic import BaseModel, ConfigDict, Field
 from torch.nn import functional as F
 
 from . import value_kernels
@@ -30,12 +30,13 @@ from env.observation import NUM_PLANES, NUM_VECTOR_FEATURES, OBS_SIZE, P_POINTS,
 MASKED_LOGIT = -1e9
 
 
-@dataclass
-class NetConfig:
-    """Shape of the network (saved with every checkpoint)."""
+class NetConfig(BaseModel):
+    """Shape of the network (saved with every checkpoint; the training config's net: section)."""
 
-    channels: int = 32  # width of the residual tower
-    blocks: int = 2  # residual blocks
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    channels: int = Field(32, ge=1)  # width of the residual tower
+    blocks: int = Field(2, ge=0)  # residual blocks
     vector_hidden: int = 64  # MLP width for the vector features
     head_hidden: int = 128  # hidden width of the value head and the pass/show head
     num_actions: int = rules.NUM_ACTIONS  # 491, or rules.NUM_TEAM_ACTIONS for teams
@@ -55,7 +56,7 @@ class NetConfig:
     exposure: str = "worst"
     # Width of the fast evaluator's two hidden layers (`Evaluator`, scored in numba by
     # `agents.value_kernels` at the cut rollouts of network-guided ISMCTS); 0 = none.
-    evaluator_hidden: int = 0
+    evaluator_hidden: int = Field(0, ge=0)
 
 
 class ResidualBlock(nn.Module):
@@ -219,7 +220,7 @@ def resolve_device(name: str | torch.device = "auto") -> torch.device:
 
 
 def net_config_dict(net: PolicyValueNet) -> dict:
-    return asdict(net.config)
+    return net.config.model_dump()
 
 
 assert OBS_SIZE == PLANES_SIZE + NUM_VECTOR_FEATURES

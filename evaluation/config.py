@@ -1,31 +1,34 @@
-"""The evaluation config: one strict, typed dataclass behind the YAML files and the CLI.
+"""The evaluation config (`EvalConfig`), one strict pydantic model behind the YAML files and
+the command line, and what every config of the toolkit shares (`StrictConfig`, `parse`).
 
-A YAML config (configs/eval_*.yaml) holds any subset of the fields below; unknown
-keys and wrongly typed values are rejected with a clear message. CLI flags override
-the file. The resolved config is saved as ``config.yaml`` in the output directory.
+A YAML config (configs/eval_*.yaml) holds any subset of the fields below; an unknown key
+or a wrongly typed value is a one-line error naming the key and the file. CLI flags
+override the file (`evaluate.py` takes its choices and defaults from these fields). The
+resolved config is saved as ``config.yaml`` in the output directory.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import hashlib
 import importlib.util
 import json
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 import yaml
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, StringConstraints, ValidationError
 
 if TYPE_CHECKING:
     from agents.play import TimeLimits
 
-SEATINGS = ("rotations", "permutations")
-START_METHODS = ("spawn", "fork", "forkserver")
-EXECUTORS = ("process", "ray")
+Seating = Literal["rotations", "permutations"]
+StartMethod = Literal["spawn", "fork", "forkserver"]
+Executor = Literal["process", "ray"]
+Players = Literal[2, 3, 4]
+SEATINGS, START_METHODS, EXECUTORS, PLAYERS = (get_args(t) for t in (Seating, StartMethod, Executor, Players))
 # Time limits when the config sets none: generous enough never to trip for an agent
 # that keeps to its own budget (a compiled kernel's first call included, see
 # Agent.warm_up), tight enough that a stuck agent costs minutes, not the run.
@@ -34,26 +37,88 @@ MOVE_LIMIT_PER_BUDGET = 10.0
 GAME_LIMIT_PER_MOVE_LIMIT = 30.0  # a seat makes at most ~20 decisions in a game
 
 
-@dataclass
-class EvalConfig:
+class StrictConfig(BaseModel):
+    """A config section: unknown keys and wrongly typed values (a string for a number, a
+    number for true/false) are errors; `parse` turns them into one line naming the key."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+def parse(cls: type[BaseModel], data: Any, source: str | None = None):
+    """`cls` validated from plain data (a YAML mapping); ValueError, one line naming the
+    first bad key (and `source`, the file), in place of pydantic's report."""
+    try:
+        return cls.model_validate(data)
+    except ValidationError as exc:
+        raise ValueError((f"{source}: " if source else "") + _one_line(cls, exc.errors()[0])) from None
+
+
+_PHRASES = {"Input should be": "must be", "a valid integer": "an integer", "a valid boolean": "true or false",
+            "a valid number": "a number", "a valid string": "a string", "a valid list": "a list",
+            "greater than or equal to": ">=", "less than or equal to": "<=", "greater than": ">", "less than": "<",
+            "String should have at least 1 character": "must not be empty"}
+
+
+def _one_line(cls: type[BaseModel], error: dict) -> str:
+    parts = [p for p in error["loc"] if p != "[key]"]  # a dict's bad key is named by the key itself
+    key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".")
+    what = f"config key {key!r}" if key else "the config"
+    if error["type"] == "value_error":  # a check of ours: its message names what is wrong
+        text = str(error["ctx"]["error"])
+        return f"config key {key!r}: {text}" if key else text
+    if error["type"] == "extra_forbidden":
+        for part in error["loc"][:-1]:  # the section holding the unknown key
+            cls = cls.model_fields[part].annotation
+        close = difflib.get_close_matches(str(error["loc"][-1]), list(cls.model_fields), n=1)
+        return (f"unknown config key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+                + f"; valid keys here: {', '.join(cls.model_fields)}")
+    if error["type"] in ("model_type", "model_attributes_type"):
+        return f"{what} must be a mapping of keys, got {error['input']!r}"
+    text = error["msg"]
+    for words, short in _PHRASES.items():
+        text = text.replace(words, short)
+    return f"{what} {text}, got {error['input']!r}"
+
+
+def _listed(split: bool) -> BeforeValidator:
+    """A list of strings also given as one string: agents "random greedy" (`split` on
+    spaces), imports "module"."""
+    return BeforeValidator(lambda v: (v.split() if split else [v]) if isinstance(v, str)
+                           else list(v) if isinstance(v, tuple) else v)
+
+
+def _pair(value):
+    """sprt also spelled "elo0,elo1"."""
+    if isinstance(value, str):
+        try:
+            return [float(v) for v in value.replace(" ", "").split(",")]
+        except ValueError:
+            raise ValueError(f"must be 'elo0,elo1', got {value!r}") from None
+    return list(value) if isinstance(value, tuple) else value
+
+
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+
+class EvalConfig(StrictConfig):
     """A tournament between agents (see evaluate.py --help for the CLI spelling)."""
 
-    agents: list[str] = field(default_factory=list)
+    agents: Annotated[list[Text], _listed(split=True)] = []
     """Agent spec strings, e.g. ``random``, ``greedy``, ``ismcts:iterations=400``,
     ``checkpoint:runs/x/best.pt``. A spec given twice is labelled ``spec#2``."""
-    players: int = 2
+    players: Players = 2
     """Seats per game: 2, 3 or 4."""
     team: bool = False
     """Team variant (4 players): each table is two agents, one per team (seats 0+2, 1+3)."""
-    games: int = 100
+    games: int = Field(100, ge=1)
     """Games per table (per pair of agents with 2 players), rounded up to whole
     duplicate sets: every deal is played in every seating of the table."""
-    seed: int = 0
+    seed: int = Field(0, ge=0)
     """Master seed: deals and every agent's per-game seed derive from it."""
-    workers: int = 0
+    workers: int = Field(0, ge=0)
     """Worker processes; 0 = all cores (with ``executor: ray``, every CPU of the cluster),
     1 = play in this process."""
-    executor: str = "process"
+    executor: Executor = "process"
     """Where games run: "process" (this machine's worker processes) or "ray" (a Ray
     cluster; needs the ``ray`` extra). Not part of a run's identity: either resumes the other."""
     ray_address: str | None = None
@@ -64,28 +129,28 @@ class EvalConfig:
     one_vs_rest: bool = False
     """2 agents: play only the table where the first agent holds one seat (one team) and
     the second every other seat (`evaluate.py exploit`); default: every table."""
-    seating: str = "rotations"
+    seating: Seating = "rotations"
     """Seatings of a table per deal: "rotations" (each agent in each seat once) or
     "permutations" (every order of the agents; 3 players: 6, 4 players: 24)."""
-    sprt: list[float] | None = None
+    sprt: Annotated[list[float] | None, BeforeValidator(_pair)] = None
     """[elo0, elo1]: stop a 2-agent match early once a GSPRT decides elo <= elo0 or >= elo1
     (elo of the first agent over the second)."""
-    sprt_alpha: float = 0.05
-    sprt_beta: float = 0.05
-    bootstrap: int = 1000
+    sprt_alpha: float = Field(0.05, gt=0, lt=0.5)
+    sprt_beta: float = Field(0.05, gt=0, lt=0.5)
+    bootstrap: int = Field(1000, ge=0)
     """Bootstrap resamples (over deals) for the 95% intervals."""
     anchor: str | None = None
     """Agent (label) pinned to 0 Elo; "mean" for mean 0; default: random if present, else
     the first agent."""
-    prior_draws: float = 1.0
+    prior_draws: float = Field(1.0, ge=0)
     """Virtual draws between every pair of agents that met (keeps Bradley-Terry finite)."""
     save_games: bool = False
     """Also store each game's deal and moves in games.jsonl (for `evaluate.py replay`)."""
     plots: bool = True
     progress: bool = True
-    imports: list[str] = field(default_factory=list)
+    imports: Annotated[list[Text], _listed(split=False)] = []
     """Python modules or .py files to import first (they may register more agents)."""
-    start_method: str = "spawn"
+    start_method: StartMethod = "spawn"
     """multiprocessing start method of the worker pool."""
     move_time_limit: float | None = None
     """Seconds one move may take; over it the seat forfeits. Default: 60, or 10 times the
@@ -94,27 +159,18 @@ class EvalConfig:
     """Seconds one seat's moves may take in total over a game (a chess clock); over it the
     seat forfeits. Default: 30 times the move time limit."""
 
-    # not a field (never saved or read): the typed agents, one per spec of `agents`, labelled
-    # by it (`agents.AgentRecipe`, `agents.settings.GuidedSearch`); `validate` sets it
-    lineup = None
+    _lineup: list | None = PrivateAttr(None)
+
+    @property
+    def lineup(self) -> list | None:
+        """The typed agents, one per spec of `agents` and labelled by it (`agents.AgentRecipe`,
+        `agents.settings.GuidedSearch`): set by `validate`, never saved or read."""
+        return self._lineup
 
     # --- construction ---------------------------------------------------------------
     @classmethod
-    def from_dict(cls, data: dict[str, Any], source: str = "config") -> "EvalConfig":
-        if not isinstance(data, dict):
-            raise ValueError(f"{source}: expected a mapping of keys to values, got {type(data).__name__}")
-        names = [f.name for f in dataclasses.fields(cls)]
-        unknown = [k for k in data if k not in names]
-        if unknown:
-            hints = []
-            for k in unknown:
-                close = difflib.get_close_matches(str(k), names, n=1)
-                hints.append(f"{k!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-            raise ValueError(f"{source}: unknown key(s) {', '.join(hints)}; valid keys: {', '.join(names)}")
-        cfg = cls()
-        for key, value in data.items():
-            setattr(cfg, key, _coerce(key, value, source))
-        return cfg
+    def from_dict(cls, data: dict[str, Any], source: str | None = None) -> "EvalConfig":
+        return parse(cls, data, source)
 
     @classmethod
     def from_yaml(cls, path: str | os.PathLike) -> "EvalConfig":
@@ -125,54 +181,34 @@ class EvalConfig:
             data = yaml.safe_load(path.read_text())
         except yaml.YAMLError as exc:
             raise ValueError(f"{path}: malformed YAML: {exc}") from exc
-        return cls.from_dict(data or {}, source=str(path))
+        return cls.from_dict({} if data is None else data, source=str(path))
 
     def override(self, **changes) -> "EvalConfig":
         """A copy with the given (non-None) fields replaced and type-checked."""
         data = self.to_dict()
-        for key, value in changes.items():
-            if value is not None:
-                data[key] = value
+        data.update({key: value for key, value in changes.items() if value is not None})
         return EvalConfig.from_dict(data, source="command line")
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return self.model_dump()
 
     # --- validation -------------------------------------------------------------------
     def validate(self, lineup: list | None = None) -> "EvalConfig":
-        """Check the fields together; raise ValueError with a clear message. `lineup`: the
-        agents already typed; default: `agents` parsed here, once (the config's edge)."""
+        """Check the fields together (each alone was checked when the config was built);
+        raise ValueError with a clear message. `lineup`: the agents already typed; default:
+        `agents` parsed here, once (the config's edge)."""
         if len(self.agents) < 2:
             raise ValueError(f"need at least 2 agents, got {self.agents!r} (e.g. --agents random greedy)")
-        if self.players not in (2, 3, 4):
-            raise ValueError(f"players must be 2, 3 or 4, got {self.players}")
         if self.team and self.players != 4:
             raise ValueError(f"the team variant needs players: 4, got {self.players}")
-        if self.games < 1:
-            raise ValueError(f"games must be >= 1, got {self.games}")
-        if self.seed < 0:
-            raise ValueError(f"seed must be >= 0, got {self.seed}")
-        if self.workers < 0:
-            raise ValueError(f"workers must be >= 0 (0 = all cores), got {self.workers}")
         if self.one_vs_rest and len(self.agents) != 2:
             raise ValueError(f"one_vs_rest needs exactly 2 agents, got {len(self.agents)}")
-        if self.seating not in SEATINGS:
-            raise ValueError(f"seating must be one of {SEATINGS}, got {self.seating!r}")
         self._validate_executor()
-        if self.start_method not in START_METHODS:
-            raise ValueError(f"start_method must be one of {START_METHODS}, got {self.start_method!r}")
         if self.sprt is not None:
             if len(self.sprt) != 2 or not self.sprt[0] < self.sprt[1]:
                 raise ValueError(f"sprt must be [elo0, elo1] with elo0 < elo1, got {self.sprt!r}")
             if len(self.agents) != 2:
                 raise ValueError(f"--sprt is for a head-to-head match of exactly 2 agents, got {len(self.agents)}")
-        for name in ("sprt_alpha", "sprt_beta"):
-            if not 0 < getattr(self, name) < 0.5:
-                raise ValueError(f"{name} must be in (0, 0.5), got {getattr(self, name)}")
-        if self.bootstrap < 0:
-            raise ValueError(f"bootstrap must be >= 0, got {self.bootstrap}")
-        if self.prior_draws < 0:
-            raise ValueError(f"prior_draws must be >= 0, got {self.prior_draws}")
         labels = self.labels()
         if self.anchor not in (None, "mean") and self.anchor not in labels:
             raise ValueError(f"anchor {self.anchor!r} is not one of the agents {labels} (or 'mean')")
@@ -195,11 +231,9 @@ class EvalConfig:
             lineup = [parsed[spec] for spec in self.agents]
         elif [str(a) for a in lineup] != self.agents:
             raise ValueError(f"the typed agents {[str(a) for a in lineup]} are not labelled {self.agents}")
-        self.lineup = list(lineup)
+        self._lineup = list(lineup)
 
     def _validate_executor(self) -> None:
-        if self.executor not in EXECUTORS:
-            raise ValueError(f"executor must be one of {EXECUTORS}, got {self.executor!r}")
         if self.ray_address is not None and self.executor != "ray":
             raise ValueError(f"ray_address ({self.ray_address!r}) is for executor: ray, got executor: {self.executor}")
         if self.ray_address is not None and not self.ray_address.strip():
@@ -272,54 +306,3 @@ class EvalConfig:
         names = "-".join(re.sub(r"[^A-Za-z0-9]+", "", s.split(":")[0])[:12] for s in self.agents[:4])
         digest = hashlib.sha1(json.dumps(self.fingerprint(), sort_keys=True).encode()).hexdigest()[:6]
         return str(Path("results") / f"{self.players}p{'-team' if self.team else ''}-{names}-{digest}")
-
-
-def _coerce(key: str, value: Any, source: str) -> Any:
-    """Type-check one field (accepting the obvious spellings: "0,50" for sprt, a string
-    for a one-item list, ints for floats)."""
-    where = f"{source}: {key}"
-    if key in ("agents", "imports"):
-        if isinstance(value, str):
-            value = value.split() if key == "agents" else [value]
-        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v.strip() for v in value):
-            raise ValueError(f"{where} must be a list of non-empty strings, got {value!r}")
-        return [v.strip() for v in value]
-    if key in ("players", "games", "seed", "workers", "bootstrap"):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"{where} must be an integer, got {value!r}")
-        return value
-    if key in ("team", "save_games", "plots", "progress", "one_vs_rest"):
-        if not isinstance(value, bool):
-            raise ValueError(f"{where} must be true or false, got {value!r}")
-        return value
-    if key in ("sprt_alpha", "sprt_beta", "prior_draws"):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"{where} must be a number, got {value!r}")
-        return float(value)
-    if key in ("move_time_limit", "game_time_limit"):
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"{where} must be a number of seconds, got {value!r}")
-        return float(value)
-    if key == "sprt":
-        if value is None:
-            return None
-        if isinstance(value, str):
-            try:
-                value = [float(v) for v in value.replace(" ", "").split(",")]
-            except ValueError:
-                raise ValueError(f"{where} must be 'elo0,elo1', got {value!r}") from None
-        if (not isinstance(value, (list, tuple)) or len(value) != 2
-                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
-            raise ValueError(f"{where} must be [elo0, elo1], got {value!r}")
-        return [float(v) for v in value]
-    if key in ("out", "anchor", "ray_address"):
-        if value is not None and not isinstance(value, str):
-            raise ValueError(f"{where} must be a string, got {value!r}")
-        return value
-    if key in ("seating", "start_method", "executor"):
-        if not isinstance(value, str):
-            raise ValueError(f"{where} must be a string, got {value!r}")
-        return value
-    raise AssertionError(key)  # pragma: no cover - every field is handled above

@@ -17,7 +17,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "benchmarks" / "RESULTS.md"]
+RESULTS = ROOT / "benchmarks" / "RESULTS.md"  # the index of the dated archive in benchmarks/results/
+TOPICS = sorted((ROOT / "benchmarks" / "results").glob("*.md"))
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), RESULTS, *TOPICS]
+ARCHIVE_MAX_LINES = 800
 README_MAX_LINES = 200
 README_COMMANDS = (
     'pip install torch==2.13.0 -e . && python train.py --config configs/quickstart.yaml',
@@ -40,9 +43,9 @@ def without_code(text: str) -> str:
 
 
 def heading_anchors(path: Path) -> set[str]:
-    """GitHub's anchors for the headings of a Markdown page."""
+    """GitHub's anchors for the headings of a Markdown page (inline code keeps its text)."""
     anchors = set()
-    for line in without_code(path.read_text()).splitlines():
+    for line in re.sub(r"^```.*?^```", "", path.read_text(), flags=re.S | re.M).splitlines():
         heading = re.match(r"#{1,6}\s+(.*)", line)
         if heading:
             words = re.sub(r"[^\w\- ]", "", heading.group(1).strip().lower())
@@ -78,8 +81,22 @@ def test_the_pages_exist():
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_relative_links_resolve(page):
-    assert relative_links(page) or page.name == "RESULTS.md", f"{page} links nowhere"
+    assert relative_links(page), f"{page} links nowhere"
     assert broken_links(page) == []
+
+
+def test_the_results_archive_is_indexed_and_no_file_is_long():
+    """Every topic file of benchmarks/results/ is listed in the index with each of its dated
+    entries (so a figure's history is one click away), and none runs over 800 lines."""
+    links = relative_links(RESULTS)
+    assert len(TOPICS) >= 10 and len(RESULTS.read_text().splitlines()) <= ARCHIVE_MAX_LINES
+    for topic in TOPICS:
+        assert len(topic.read_text().splitlines()) <= ARCHIVE_MAX_LINES, f"{topic.name}: split it"
+        named = f"results/{topic.name}"
+        assert named in links, f"benchmarks/RESULTS.md does not list {named}"
+        indexed = {link.partition("#")[2] for link in links if link.partition("#")[0] == named}
+        entries = {a for a in heading_anchors(topic) if re.match(r"\d{4}-\d\d-\d\d", a)}
+        assert entries and entries <= indexed, f"the index misses entries of {named}: {sorted(entries - indexed)}"
 
 
 def test_link_checker_finds_broken_links(tmp_path):
@@ -191,8 +208,9 @@ def command_files(text: str) -> list[str]:
 
 
 def test_readme_commands_name_only_files_of_the_repository():
-    """A user runs the README's commands in a clone: every file they name is in it."""
-    paths = command_files((ROOT / "README.md").read_text())
+    """A user runs the commands of the README and of its figures (docs/status.md's current
+    figures) in a clone: every file they name is in it."""
+    paths = command_files((ROOT / "README.md").read_text() + (ROOT / "docs" / "status.md").read_text())
     assert "benchmarks/engine_speed.py" in paths and "configs/quickstart.yaml" in paths
     missing = [p for p in paths if not (ROOT / p).resolve().is_file() or ROOT not in (ROOT / p).resolve().parents]
     assert missing == [], f"README commands name files a clone lacks: {missing}"

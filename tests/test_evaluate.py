@@ -69,11 +69,11 @@ def test_job_ids_do_not_depend_on_game_count():
 
 # --- config --------------------------------------------------------------------------------------
 def test_config_rejects_unknown_and_mistyped_keys(tmp_path):
-    with pytest.raises(ValueError, match="unknown key.*'gmaes'.*did you mean 'games'"):
+    with pytest.raises(ValueError, match="unknown config key 'gmaes' .did you mean 'games'"):
         EvalConfig.from_dict({"agents": ["random"], "gmaes": 3})
-    with pytest.raises(ValueError, match="games must be an integer"):
+    with pytest.raises(ValueError, match="config key 'games' must be an integer"):
         EvalConfig.from_dict({"games": "many"})
-    with pytest.raises(ValueError, match="team must be true or false"):
+    with pytest.raises(ValueError, match="config key 'team' must be true or false"):
         EvalConfig.from_dict({"team": "yes"})
     bad = tmp_path / "bad.yaml"
     bad.write_text("agents: [random, greedy\n")
@@ -94,6 +94,30 @@ def test_config_file_and_overrides():
     assert o.games == 6 and o.sprt == [0.0, 50.0] and o.workers == c.workers
     assert EvalConfig.from_dict({"agents": ["random", "random"]}).labels() == ["random", "random#2"]
     assert EvalConfig.from_dict({"agents": ["greedy", "random"]}).anchor_index() == 1
+
+
+def test_the_flags_take_their_choices_and_defaults_from_the_config():
+    """evaluate.py repeats no choice or default of EvalConfig: a flag with choices offers its
+    field's, and a "(default X)" in its help is its field's default."""
+    import re
+    import typing
+
+    import evaluate
+
+    checked, defaults = 0, EvalConfig()
+    for action in evaluate.run_parser()._actions:
+        field = EvalConfig.model_fields.get(action.dest)
+        if field is None or field.default is None:
+            continue
+        if action.choices is not None:
+            assert tuple(action.choices) == typing.get_args(field.annotation), action.dest
+            checked += 1
+        shown = re.search(r"\(default ([^)]+)\)", action.help or "")
+        if shown:
+            value = getattr(defaults, action.dest)
+            assert shown.group(1) in (str(value), f"{value:g}" if isinstance(value, float) else None), action.dest
+            checked += 1
+    assert checked >= 12
 
 
 # --- executor ----------------------------------------------------------------------------------
@@ -363,7 +387,7 @@ def test_cli_clear_errors(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("agents: [random, first]\nworkers: two\n")
     p = cli("--config", str(bad))
-    assert p.returncode == 2 and "workers must be an integer" in p.stderr
+    assert p.returncode == 2 and "bad.yaml: config key 'workers' must be an integer" in p.stderr
     p = cli("--agents", "random", "ismcts:time=nan", "--out", str(tmp_path / "y"))
     assert p.returncode == 2 and "time must be a finite number of seconds > 0" in p.stderr
     p = cli("--agents", "random", "greedy", "--move-time-limit", "inf", "--out", str(tmp_path / "z"))

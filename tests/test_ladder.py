@@ -123,12 +123,12 @@ def test_three_player_ladder(tmp_path):
     (dict(anchors=["greedy", AgentRecipe("random", "random")]), "list of agent specs or one of typed agents"),
     (dict(anchors=["greedy", "greedy"]), "distinct"),
     (dict(anchors=[], previous=0), "previous >= 1"),
-    (dict(players=5), "players must be 2, 3 or 4"),
+    (dict(players=5), "ladder: config key 'players' must be 2, 3 or 4"),
     (dict(team=True), "team variant needs players: 4"),
-    (dict(games_per_pair=0), "games must be >= 1"),
-    (dict(seed=-1), "seed must be >= 0"),
+    (dict(games_per_pair=0), "'games' must be >= 1"),
+    (dict(seed=-1), "'seed' must be >= 0"),
     (dict(previous=-1), "previous must be an integer >= 0"),
-    (dict(workers="2"), "workers must be an integer"),
+    (dict(workers="2"), "'workers' must be an integer"),
     (dict(move_time_limit=0), "move_time_limit"),
 ])
 def test_bad_settings_are_refused_before_anything_is_written(tmp_path, kw, match):

@@ -1,9 +1,13 @@
-"""The repository's layout: the one-off experiments in research/ stand apart.
+"""The repository's layout: the layers import one way, and the one-off experiments in
+research/ stand apart.
 
+The layers (engine < env < agents < evaluation < training, humanplay; nothing of the product
+imports the scripts, research/ or benchmarks/) are import-linter's contracts in
+pyproject.toml, run here so that CI fails on an upward import.
 Nothing outside research/ (the product packages, the benchmarks, the tests, the top-level
 scripts and docs/'s generators) imports or runs a research script, and every research
-script's docstring names the benchmarks/RESULTS.md section that holds its answer, and its
-verdict.
+script's docstring names the dated entry of the results archive (indexed in
+benchmarks/RESULTS.md) that holds its answer, and its verdict.
 """
 
 from __future__ import annotations
@@ -18,6 +22,13 @@ ROOT = Path(__file__).resolve().parent.parent
 RESEARCH = ROOT / "research"
 OUTSIDE = ("engine", "env", "agents", "training", "evaluation", "humanplay", "benchmarks", "tests", "docs")
 SECTION = re.compile(r'^RESULTS\.md: "([^"]+)"', re.M)
+
+
+def test_the_layers_import_one_way(capsys):
+    from importlinter.cli import lint_imports
+
+    code = lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True, no_logo=True)
+    assert code == 0, "an import breaks the layers of pyproject.toml's [tool.importlinter]:\n" + capsys.readouterr().out
 
 
 def research_scripts() -> list[Path]:
@@ -74,8 +85,9 @@ def test_the_check_finds_each_way_of_reaching_research():
 
 
 def result_headings() -> list[str]:
-    text = (ROOT / "benchmarks" / "RESULTS.md").read_text()
-    return [line[3:] for line in text.splitlines() if line.startswith("## ")]
+    """The dated entries of the results archive (the topic files that benchmarks/RESULTS.md indexes)."""
+    return [line[3:] for topic in sorted((ROOT / "benchmarks" / "results").glob("*.md"))
+            for line in topic.read_text().splitlines() if line.startswith("## ")]
 
 
 @pytest.mark.parametrize("script", research_scripts(), ids=lambda p: p.name)

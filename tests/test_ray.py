@@ -244,7 +244,7 @@ def test_pool_workers_pin_their_threads_rerun_lost_jobs_and_give_up_clearly(clus
 def test_executor_settings_are_checked(tmp_path):
     from evaluation import EvalConfig
 
-    with pytest.raises(ValueError, match="executor must be one of"):
+    with pytest.raises(ValueError, match="config key 'executor' must be 'process' or 'ray'"):
         config(tmp_path, "x", executor="dask").validate()
     with pytest.raises(ValueError, match="ray_address .* is for executor: ray"):
         config(tmp_path, "x", executor="process", ray_address="auto").validate()
@@ -395,7 +395,7 @@ def test_selfplay_executor_settings_are_checked(tmp_path):
     from training.config import load_config
     from training.ray_selfplay import with_local_network
 
-    with pytest.raises(ValueError, match="selfplay.executor.*must be one of process, ray"):
+    with pytest.raises(ValueError, match="config key 'selfplay.executor' must be 'process' or 'ray'"):
         load_config(tiny_selfplay_config(tmp_path, executor="dask"))
     with pytest.raises(ValueError, match="selfplay.ray_address.*is for selfplay.executor: ray"):
         load_config(tiny_selfplay_config(tmp_path, ray_address="auto"))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import dataclasses
 import json
 
 import numpy as np
@@ -179,7 +178,10 @@ def test_search_settings_are_parsed_once_at_load_and_saved_as_text(tmp_path):
     assert cfg.selfplay.search == SearchSettings(iterations=16, prior=3.0)
     saved = config_to_dict(cfg)["selfplay"]
     assert saved["search"] == "iterations=16,prior=3" and isinstance(saved["play"], str)
-    assert len(dataclasses.fields(cfg.selfplay)) <= 28
+    # the typed agents sit beside their spec strings and are never saved
+    assert cfg.selfplay.teacher.name == "ismcts" and [str(a) for a in cfg.selfplay.anchors] == cfg.selfplay.ladder_anchors
+    assert not {"teacher", "anchors"} & set(saved) and "lineup" not in config_to_dict(cfg)["eval"]
+    assert len(type(cfg.selfplay).model_fields) <= 28
 
 
 def test_network_guided_ismcts_checks_its_parameters(tmp_path):

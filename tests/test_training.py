@@ -160,11 +160,11 @@ def test_new_run_refuses_to_overwrite(tmp_path):
 
 @pytest.mark.parametrize("bad, message", [
     ({"algorithm": "dqn"}, "algorithm"),
-    ({"ppo": {"num_envz": 3}}, "unknown config key"),
-    ({"iterations": "ten"}, "expected an integer"),
+    ({"ppo": {"num_envz": 3}}, "unknown config key 'ppo.num_envz' .did you mean 'num_envs'"),
+    ({"iterations": "ten"}, "'iterations' must be an integer, got 'ten'"),
     ({"num_players": 3, "team": True}, "team"),
-    ({"ppo": {"opponents": {"alien": 1.0}}}, "unknown kinds"),
-    ({"net": "big"}, "must be a mapping"),
+    ({"ppo": {"opponents": {"alien": 1.0}}}, "'ppo.opponents.alien' must be 'self', 'past', 'random' or 'greedy'"),
+    ({"net": "big"}, "'net' must be a mapping"),
     ({"net": {"exposure_skip": 5.0}}, "exposure_skip"),
     ({"net": {"exposure": "mean"}}, "net.exposure"),
     ({"algorithm": "selfplay", "selfplay": {"warm_start_teacher": "random"}}, "warm_start_teacher"),
@@ -543,7 +543,7 @@ def test_a_config_typo_fails_before_any_training(tmp_path):
     (["ppo=3", "ppo.num_envs=4"], "'ppo' is 3, not a section"),
     (["iterations.every=3"], "'iterations' is 2, not a section"),
     (["ppo..num_envs=3"], "must look like key.sub=value"),
-    (["ppo.opponents={self: lots}"], "weights must be numbers"),
+    (["ppo.opponents={self: lots}"], "tiny.yaml with --set: config key .ppo.opponents.self. must be a number"),
 ])
 def test_bad_overrides_are_clear_errors(tmp_path, overrides, message):
     cfg = write_config(tmp_path)
