@@ -143,9 +143,18 @@ class Reference:
             player.reset(seat, num_players, team)
         evaluator = None
         if self.horizon is not None:
-            path = self.evaluator or str(shipped_network(num_players, team))
-            evaluator = _load_evaluator(path)
+            evaluator = _load_evaluator(self.evaluator or self.shipped_evaluator(num_players, team))
         return Tools(players, evaluator, self.horizon)
+
+    @staticmethod
+    def shipped_evaluator(num_players: int, team: bool) -> str:
+        """The shipped self-play network for the game, whose evaluator is the default."""
+        try:
+            return str(shipped_network(num_players, team))
+        except ValueError:
+            variant = "the team variant" if team else f"{num_players} players"
+            raise ValueError(f"no self-play network is shipped for {variant}: give a network with an evaluator "
+                             "(--evaluator PATH), or --horizon end (rollouts to the end, no network)") from None
 
 
 @dataclass(frozen=True)
@@ -524,6 +533,7 @@ def analyze_run(records: Sequence[dict], reference: Reference, agent: str | None
     plans = []
     for record in records:
         start, actions = check_game(record)
+        reference.tools(start.num_players, start.team)  # a game without an evaluator fails here, before any work
         seats = choose_seats(record, agent, seat)
         plans.append((record, seats, decision_steps(start, actions, seats)))
     if agent is not None and not any(seats for _, seats, _ in plans):
