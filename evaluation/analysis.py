@@ -315,13 +315,31 @@ def _ranked(table: _Table, actions: Iterable[int]) -> list[Candidate]:
     return sorted(out, key=lambda c: (-c.value, -c.minutes, c.action))
 
 
-def _worlds(state: GameState, seat: int, count: int, key: Sequence[int]) -> tuple[list[GameState], np.ndarray]:
-    """`count` worlds consistent with `seat`'s view, and a rollout seed per world, both
-    fixed by `key`."""
+def _worlds(view: PlayerView, count: int, key: Sequence[int]) -> tuple[list[GameState], np.ndarray]:
+    """`count` worlds consistent with `view`, and a rollout seed per world, both fixed
+    by `key`."""
     rng = np.random.default_rng(list(key))
-    view = PlayerView(state, seat)
     worlds = [view.sample_world(rng) for _ in range(count)]
     return worlds, rng.integers(0, 2**31, size=count)
+
+
+def rank_candidates(view: PlayerView, reference: Reference, tools: Tools, key: Sequence[int] = (0,),
+                    keep: Iterable[int] = ()) -> list[Candidate]:
+    """The reference's candidates for `view`'s seat (the seat to move), best first, with
+    their values (module doc): the top `candidates` of the pre-ranking, plus `keep` (the
+    move played). `key` fixes the worlds. Reads only what the seat sees."""
+    legal = view.legal_actions()
+    worlds, seeds = _worlds(view, reference.worlds, key)
+    table = _Table()
+    if len(legal) <= reference.candidates + 1:
+        finalists = list(legal)
+    else:
+        table.fill(legal, worlds, seeds, view.seat, tools, range(reference.prerank_worlds))
+        finalists = [c.action for c in _ranked(table, legal)[:reference.candidates]]
+        finalists += [a for a in keep if a not in finalists]
+    table.fill(finalists, worlds, seeds, view.seat, tools, range(reference.worlds))
+    table.results = {a: table.results[a] for a in finalists}
+    return _ranked(table, finalists)
 
 
 def analyze_decision(state: GameState, played: int, reference: Reference, *, game: int | None = None,
@@ -339,32 +357,23 @@ def analyze_decision(state: GameState, played: int, reference: Reference, *, gam
     if played not in legal:
         raise ValueError(f"{rules.action_text(played)} is not a legal placement here")
     seat = state.current_player
+    view = PlayerView(state, seat)
     tools = tools if tools is not None else reference.tools(state.num_players, state.team)
     key = [reference.seed, _int(game), _int(step)]
-    worlds, seeds = _worlds(state, seat, reference.worlds, key)
-    table = _Table()
-    everything = range(reference.worlds)
-    if len(legal) <= reference.candidates + 1:
-        finalists = list(legal)
-    else:
-        table.fill(legal, worlds, seeds, seat, tools, range(reference.prerank_worlds))
-        top = [c.action for c in _ranked(table, legal)[:reference.candidates]]
-        finalists = top + ([played] if played not in top else [])
-    table.fill(finalists, worlds, seeds, seat, tools, everything)
-    table.results = {a: table.results[a] for a in finalists}
-    ranked = _ranked(table, finalists)
+    ranked = rank_candidates(view, reference, tools, key, keep=[played])
     best, mine = ranked[0], next(c for c in ranked if c.action == played)
     floor_loss = floor_minutes = None
-    if floor:
+    if floor:  # the same candidates on half as many worlds, drawn apart: which would it choose?
         half = reference.half()
-        half_worlds, half_seeds = _worlds(state, seat, half.worlds, [*key, 1])
+        finalists = [c.action for c in ranked]
+        half_worlds, half_seeds = _worlds(view, half.worlds, [*key, 1])
         half_table = _Table()
         half_table.fill(finalists, half_worlds, half_seeds, seat, tools, range(half.worlds))
         choice = next(c for c in ranked if c.action == _ranked(half_table, finalists)[0].action)
         floor_loss, floor_minutes = best.value - choice.value, best.minutes - choice.minutes
-    return Decision(game=game, step=step, seat=seat, player=label, played=int(played), best=best.action, loss=best.value - mine.value,
-                    minutes_lost=best.minutes - mine.minutes, legal=len(legal), candidates=tuple(ranked),
-                    floor_loss=floor_loss, floor_minutes=floor_minutes)
+    return Decision(game=game, step=step, seat=seat, player=label, played=int(played), best=best.action,
+                    loss=best.value - mine.value, minutes_lost=best.minutes - mine.minutes, legal=len(legal),
+                    candidates=tuple(ranked), floor_loss=floor_loss, floor_minutes=floor_minutes)
 
 
 # --- games -------------------------------------------------------------------------------------
