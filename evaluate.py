@@ -6,6 +6,7 @@
     python evaluate.py replay results/demo/games.jsonl --game 3 --step 10
     python evaluate.py ladder runs/NAME
     python evaluate.py exploit --target greedy --games 200 --out results/exploit-greedy
+    python evaluate.py analyze results/demo --agent greedy
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ on the command line override it.
 Replay a saved game:  evaluate.py replay OUT/games.jsonl --game N [--step K]
 Rebuild a self-play run's Elo ladder:  evaluate.py ladder runs/NAME [--plot-only]
 Approximate exploitability of an agent:  evaluate.py exploit --target SPEC [--baseline SPEC]
+The cost of each decision of saved games:  evaluate.py analyze OUT [--game N] [--agent LABEL | --seat N]
 """
 
 EPILOG = """\
@@ -192,8 +194,94 @@ def exploit_parser() -> argparse.ArgumentParser:
     return p
 
 
+def analyze_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="evaluate.py analyze",
+        description="The cost of each decision of saved games (a run made with --save-games, or one game "
+                    "record): every decision of the chosen seats is scored against a reference (sampled worlds "
+                    "common to every candidate, short rollouts, the self-play network's fast evaluator; "
+                    "evaluation/analysis.py), and the move played is charged what it lost. Writes analysis.json, "
+                    "analysis.md and analysis.png (with --game N: analysis-game-N.*) in the run's directory.")
+    p.add_argument("path", help="a run directory or its games.jsonl (or a game record .json/.jsonl from play.py)")
+    p.add_argument("--game", type=int, metavar="N", help="only game id N (column 'game' of games.csv)")
+    who = p.add_mutually_exclusive_group()
+    who.add_argument("--agent", metavar="LABEL", help="only the seats this agent played (its label in games.csv)")
+    who.add_argument("--seat", type=int, metavar="N", help="only seat N (default: every seat)")
+    p.add_argument("--worlds", type=int, default=64, metavar="W",
+                   help="sampled worlds per decision, the same for every candidate (default 64)")
+    p.add_argument("--candidates", type=int, default=8, metavar="K",
+                   help="moves scored on every world: the top K of the pre-ranking, plus the move played "
+                        "(default 8)")
+    p.add_argument("--prerank-worlds", type=int, default=8, metavar="P",
+                   help="worlds every legal move is pre-ranked on (default 8)")
+    p.add_argument("--horizon", default="2", metavar="H",
+                   help="placements the rollout agent plays after a candidate before the evaluator values "
+                        "the position, or 'end' for rollouts to the end without a network (default 2)")
+    p.add_argument("--rollout", default="greedy", metavar="SPEC", help="the rollout agent (default greedy)")
+    p.add_argument("--evaluator", metavar="PATH",
+                   help="a network checkpoint whose fast evaluator values positions (default: the shipped "
+                        "self-play network for the game's player count)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the sampled worlds (default 0)")
+    p.add_argument("--floor", action=argparse.BooleanOptionalAction, default=True,
+                   help="also charge the reference's own choices at half its worlds (default on; off saves a "
+                        "third of the time)")
+    p.add_argument("--out", metavar="DIR", help="where to write the outputs (default: the run's directory)")
+    p.add_argument("--plots", action=argparse.BooleanOptionalAction, default=True, help="write the PNG (default on)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="a progress bar")
+    return p
+
+
+def analyze_main(args) -> int:
+    from pathlib import Path
+
+    import agents
+    from evaluation.analysis import Reference, analyze_run, format_analysis, load_games, write_analysis
+
+    try:
+        if args.horizon == "end":
+            horizon = None
+        elif args.horizon.isdigit():
+            horizon = int(args.horizon)
+        else:
+            raise ValueError(f"--horizon takes a number of placements or 'end', got {args.horizon!r}")
+        reference = Reference(worlds=args.worlds, candidates=args.candidates, prerank_worlds=args.prerank_worlds,
+                              horizon=horizon, rollout=agents.parse_agent(args.rollout), evaluator=args.evaluator,
+                              seed=args.seed).validate()
+        records = load_games(args.path, args.game)
+        out = Path(args.out) if args.out else (Path(args.path) if Path(args.path).is_dir() else Path(args.path).parent)
+        bar = None
+
+        def progress(done: int, total: int) -> None:  # a bar once the games are checked and the work begins
+            nonlocal bar
+            if bar is None:
+                from tqdm import tqdm
+
+                bar = tqdm(total=total, unit="decision", desc="analysing", dynamic_ncols=True)
+            bar.update(done - bar.n)
+
+        try:
+            result = analyze_run(records, reference, args.agent, args.seat, args.floor,
+                                 progress if args.progress else None)
+        finally:
+            if bar is not None:
+                bar.close()
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted: nothing written", file=sys.stderr)
+        return 130
+    stem = "analysis" if args.game is None else f"analysis-game-{args.game}"
+    paths = write_analysis(result, out, stem, plot=args.plots)
+    print(format_analysis(result))
+    print(f"wrote {', '.join(str(p) for p in paths)}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "analyze":
+        return analyze_main(analyze_parser().parse_args(argv[1:]))
     if argv and argv[0] == "exploit":
         args = exploit_parser().parse_args(argv[1:])
         from evaluation.exploit import ExploitConfig, run_exploit

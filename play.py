@@ -37,6 +37,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--load", metavar="RECORD", help="a saved game (.json or games.jsonl) to go on with or replay")
     p.add_argument("--game", type=int, default=None, metavar="N", help="with --load: the game id in a games.jsonl")
     p.add_argument("--replay", action="store_true", help="with --load: step through the game instead of playing on")
+    p.add_argument("--review", action="store_true",
+                   help="with --load, a finished game: your three costliest moves and the better ones "
+                        "(your seat: the record's human seat, or --seat)")
     p.add_argument("--save", metavar="FILE", help="where quit saves the terminal game "
                                                   "(default played/game-<time>.jsonl)")
     p.add_argument("--web", action="store_true", help="serve the game to a browser instead")
@@ -65,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.team and args.players != 4:
             raise ValueError("--team needs --players 4")
+        if args.review and not args.load:
+            raise ValueError("--review needs --load RECORD (a finished game)")
         record = load_record(args.load, args.game) if args.load else None
         if args.web:
             return serve(args, opponents or ["greedy"], hint, record)
@@ -78,6 +83,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from humanplay import terminal
 
+    if args.review:
+        if not session.is_over:
+            print("error: --review is for a finished game (--load a record of one)", file=sys.stderr)
+            return 2
+        print(terminal.review(session))
+        return 0
     if args.replay or (session.is_over and record is not None):
         terminal.replay(session)
         return 0

@@ -20,7 +20,8 @@ HELP = """\
 moves:  ROW COL VALUE (e.g. "3 4 7"), an action id (e.g. 253), "pass" when you cannot place,
         "show V" (team variant: show a tile value to your partner)
 other:  hint (what the hint agent would play and why), undo (take back your last move and
-        the replies), moves (your legal moves), board, help, quit (saves the game)"""
+        the replies), moves (your legal moves), board, help, quit (saves the game);
+        after the game: review (your three costliest moves and the better ones)"""
 
 def names(session: Session) -> list[str]:
     """Each seat's label on the board: 'you', 'partner, <agent>' or the agent's spec."""
@@ -163,7 +164,37 @@ def run(session: Session, save_path: str | Path, read: Callable[[str], str] | No
     path = save_record(record, save_path)
     write(f"game saved to {path} (replay: python evaluate.py replay {path} --game 0; "
           f"continue: python play.py --load {path})")
+    if session.is_over:
+        write("type review for a review of your three costliest moves (a few seconds), or press enter to leave")
+        try:
+            text = read("review? ").strip().lower()
+        except EOFError:
+            text = ""
+        if text in ("review", "r", "y", "yes"):
+            write(review(session))
     return record
+
+
+def review(session: Session, progress: bool = True) -> str:
+    """The review of the person's moves in a finished game (`humanplay.review`), with a
+    progress bar on stderr while the decisions are analysed."""
+    from humanplay.review import review_game, review_text, review_steps
+
+    record = session.record()
+    total = len(review_steps(record, session.seat))
+    bar = None
+    if progress and total:
+        import sys
+
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, desc="reviewing your moves", unit="move", file=sys.stderr, dynamic_ncols=True)
+    try:
+        result = review_game(record, session.seat, None if bar is None else lambda done, _: bar.update(done - bar.n))
+    finally:
+        if bar is not None:
+            bar.close()
+    return review_text(result, record, names(session))
 
 
 def _command(text: str, session: Session, save_path, write) -> bool:
@@ -178,6 +209,8 @@ def _command(text: str, session: Session, save_path, write) -> bool:
         write(legal_text(session))
     elif text == "hint":
         write(hint_text(session.hint()))
+    elif text == "review":
+        write("a review is for a finished game: it comes at the end")
     elif text == "undo":
         try:
             write(f"took back {session.undo()} move(s)")

@@ -31,6 +31,10 @@ API (JSON; POST bodies are objects):
   tournament games.jsonl line).
 * ``GET /api/record?game=ID``: the record of a finished game.
 * ``GET /api/replay?game=ID&step=K``: a finished game's board after K moves.
+* ``POST /api/review`` ``{"game": ID}``: a finished game's review (`humanplay.review`), one
+  decision of the person's analysed per call in a slow worker: the answer says how many
+  are done of how many (``done``, ``total``) and, once all are, holds the ``review`` (the
+  three costliest moves, the better ones, boards); the page calls again until then.
 
 Answers that involved an agent carry ``Server-Timing: agents;dur=MS``: the agents' own
 thinking, so load tests can tell it from the server's overhead.
@@ -119,9 +123,10 @@ class Game:
     session: Session
     replies: list = field(default_factory=list)  # the agents' last answers, to mark on the board
     saved: str | None = None
+    review: list = field(default_factory=list)  # the decisions of the review analysed so far (Decision dicts)
 
     def data(self) -> dict:
-        return {**self.session.data(), "replies": self.replies, "saved": self.saved}
+        return {**self.session.data(), "replies": self.replies, "saved": self.saved, "review": self.review}
 
 
 class Games:
@@ -147,7 +152,7 @@ class Games:
             if data is None:
                 return None
             game = Game(game_id, self.store.game_owner(game_id), session_from_data(data), data["replies"],
-                        data["saved"])
+                        data["saved"], data.get("review") or [])
             self._remember(game)
         self._cache.move_to_end(game_id)
         return game
@@ -261,6 +266,31 @@ class Games:
         if not game.session.human_to_move:
             raise ApiError(HTTPStatus.CONFLICT, "a hint is for your turn")
         return await self._think([game.session.hint_spec], workers.hint_job, game.session.data())
+
+    async def review(self, sid: str, body: dict) -> dict:
+        """Analyse the next decision of the person's review in a slow worker; once all are
+        done, the review itself (module doc)."""
+        from evaluation.analysis import Decision
+
+        from .review import build_review, review_steps
+
+        game = self.current(sid, body.get("game"))
+        session = game.session
+        if not session.is_over:
+            raise ApiError(HTTPStatus.CONFLICT, "a review is for a finished game")
+        record = session.record()
+        steps = review_steps(record, session.seat)
+        if len(game.review) < len(steps):
+            decision, seconds = await self.pools.slow.run(workers.review_job, record, session.seat,
+                                                          steps[len(game.review)])
+            AGENT_SECONDS.get([0.0])[0] += seconds
+            game.review.append(decision)
+            self._commit(game)
+        out = {"game": game.id, "done": len(game.review), "total": len(steps), "review": None}
+        if len(game.review) == len(steps):
+            decisions = [Decision.from_dict(d) for d in game.review]
+            out["review"] = build_review(record, session.seat, decisions)
+        return out
 
     def record(self, sid: str, game_id) -> dict:
         session = self.current(sid, game_id).session
@@ -521,6 +551,9 @@ def make_app(settings: Settings, say=None) -> Starlette:
     async def load(games, sid, request, body):
         return await games.load_game(sid, body.get("record"))
 
+    async def review(games, sid, request, body):
+        return await games.review(sid, body)
+
     async def page(request: Request) -> Response:
         return _static("index.html")
 
@@ -533,7 +566,7 @@ def make_app(settings: Settings, say=None) -> Starlette:
                             status_code=exc.status_code if exc.status_code in (404, 405) else 404)
 
     routes = [api(state_, "GET"), api(record, "GET"), api(replay, "GET"), api(new, "POST"), api(move, "POST"),
-              api(undo, "POST"), api(hint, "POST"), api(load, "POST"),
+              api(undo, "POST"), api(hint, "POST"), api(load, "POST"), api(review, "POST"),
               Route("/", page), Route("/index.html", page), Route("/static/{name:path}", static)]
     return Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_found})
 

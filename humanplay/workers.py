@@ -102,6 +102,16 @@ def hint_job(data: dict) -> tuple[dict, float]:
     return _session(data).hint(), time.perf_counter() - start
 
 
+def review_job(record: dict, seat: int, step: int) -> tuple[dict, float]:
+    """The analysis of one decision of a finished game's review (`humanplay.review`), as
+    a dict, and the seconds it took."""
+    from .review import analyze_steps
+
+    start = time.perf_counter()
+    decision = analyze_steps(record, seat, [step])[0]
+    return decision.to_dict(), time.perf_counter() - start
+
+
 def warm_job(specs: tuple[str, ...]) -> int:
     """Load what the first real job would: the engine's kernels and each agent's (a short
     game of each), so no player waits for them."""

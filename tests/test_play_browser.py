@@ -249,3 +249,38 @@ def test_a_cold_server_answers_once_it_says_so(browser, tmp_path):
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+
+
+def test_review_after_a_game_shows_progress_then_the_costliest_moves(server, page):
+    page.goto(server)
+    page.wait_for_selector("#cells .cell")
+    _wait_for_answer(page)
+    assert page.locator("#review").is_hidden()  # a review is for a finished game
+    moves = 0
+    while not page.evaluate("game.over"):
+        turn = page.evaluate("game.turn")
+        _play_one(page)
+        page.wait_for_function(f"() => !busy && (game.turn > {turn} || game.over)")
+        moves += 1
+        assert moves < 60
+    # every text the review box shows, kept as it changes (the progress, then the review)
+    page.evaluate("""() => {
+        window.reviewTexts = [];
+        new MutationObserver(() => window.reviewTexts.push(document.getElementById('reviewbox').textContent))
+            .observe(document.getElementById('reviewbox'), {childList: true, subtree: true, characterData: true});
+    }""")
+    page.click("#review")
+    # one request per decision, each analysed in the server's one slow worker: minutes on busy cores
+    page.wait_for_function("() => !busy && document.querySelectorAll('#reviewbox .review-move').length > 0",
+                           timeout=600_000)
+    assert page.locator("#error").inner_text() == ""
+    texts = page.evaluate("window.reviewTexts")
+    progress = [tuple(map(int, t.split(": ")[1].split(" / "))) for t in texts if t.startswith("reviewing your moves: ")]
+    total = progress[0][1]
+    assert total > 5 and [done for done, _ in progress][:total - 1] == list(range(1, total))
+    items = page.locator("#reviewbox .review-move")
+    assert 1 <= items.count() <= 3
+    first = items.first.inner_text()
+    assert "you played" in first and "better: " in first and "minutes of lead" in first
+    assert items.first.locator("svg").count() == 1  # the board, with both moves marked
+    assert "better" in items.first.locator("svg").inner_html()

@@ -4,6 +4,7 @@ web app and tournaments."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -42,7 +43,10 @@ class Script:
 
 
 def _typed(session: Session) -> str:
-    """The first legal placement of `session` as 'row col value' (or 'pass')."""
+    """The first legal placement of `session` as 'row col value' (or 'pass'); once the
+    game is over, an empty line (no review)."""
+    if session.is_over:
+        return ""
     action = session.legal_actions()[0]
     if action == rules.PASS_ACTION:
         return "pass"
@@ -65,7 +69,7 @@ def test_scripted_game_bad_move_hint_undo_to_the_end(tmp_path):
     assert f"hint ({HINT}): play " in text and "% of visits" in text
     assert "took back 2 move(s)" in text
     assert "nothing to undo" in text
-    assert "game over: " in text
+    assert "game over: " in text and "type review for a review" in text and "review: your" not in text
     assert session.is_over and record["scores"] == session.view.scores.tolist()
     assert record["actions"][0] == rules.action_id(rules.cell_of(*map(int, first.split()[:2])), int(first.split()[2]))
     # the game went on from the undone position: the record replays from the deal
@@ -249,3 +253,49 @@ def test_undo_redeals_in_bigger_games_and_keeps_what_was_seen():
             if session.is_over:
                 break
         assert len(session.actions) > 3 and redrawn > 0, (players, team)
+
+
+# --- the review after the game --------------------------------------------------------------------
+def test_review_at_the_end_shows_the_three_costliest_moves_and_the_better_ones(tmp_path, monkeypatch):
+    from evaluation.analysis import analyze_game
+    from humanplay import review as review_module
+
+    session = Session.new(["greedy"], seed=4, hint_spec=HINT)
+    script = Script(["review"] + [lambda: _typed(session) or "review"] * 40)
+    # "review" during the game is refused; then the game is played to the end and reviewed
+    terminal.run(session, tmp_path / "r.jsonl", script.read, script.write)
+    text = script.text
+    assert "a review is for a finished game" in text
+    assert "review: your 3 costliest move(s) of " in text
+    # the same analysis, run apart: the review lists its three costliest decisions, in order
+    record = session.record()
+    decisions = analyze_game(record, review_module.review_reference(2, False), seats=[0], floor=False)
+    worst = sorted(decisions, key=lambda d: -d.loss)[:3]
+    listed = [line for line in script.out[-1].splitlines() if line[:2] in ("1.", "2.", "3.")]
+    assert [line.split(":")[0] for line in listed] == [f"{k}. move {d.move_number}" for k, d in enumerate(worst, 1)]
+    for d in worst:
+        assert f"you played {rules.action_text(d.played)} " in text and f"better: {rules.action_text(d.best)} " in text
+        assert f"worth {d.loss:+.2f} in game result" in text
+    # each better move is shown on the board, marked as the last move
+    board = script.out[-1].split("the board with the better move (marked *):")[1]
+    cell, value = rules.decode_action(worst[0].best)
+    line = board.splitlines()[4 + cell // 7]  # the status, scores and column lines come first
+    assert re.search(rf"\b{value}\)?\*", line)  # "7*", or "( 7)*" on a Double Time cell
+
+
+def test_play_load_review_of_a_saved_game(tmp_path, capsys):
+    session = Session.new(["greedy"], seed=8, hint_spec=HINT)
+    while not session.is_over:
+        session.play(session.legal_actions()[-1])
+    path = tmp_path / "done.jsonl"
+    path.write_text(json.dumps(session.record()) + "\n")
+    assert play.main(["--load", str(path), "--review"]) == 0
+    out = capsys.readouterr().out
+    assert "costliest move(s)" in out and "better: " in out
+    # an unfinished game has no review, and nothing is written
+    unfinished = Session.new(["greedy"], seed=8, hint_spec=HINT)
+    path.write_text(json.dumps(unfinished.record()) + "\n")
+    assert play.main(["--load", str(path), "--review"]) == 2
+    assert "is for a finished game" in capsys.readouterr().err
+    assert play.main(["--review"]) == 2
+    assert "--review needs --load" in capsys.readouterr().err

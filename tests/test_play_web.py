@@ -321,3 +321,38 @@ def test_an_agent_that_hangs_gets_a_504_and_its_worker_is_replaced(tmp_path):
         assert _public_part(after) == _public_part(state)
         status, hint = c.call("POST", "/api/hint", {"game": state["game"]})  # the replacement works
         assert status == 200 and hint["agent"] == "ismcts:iterations=50"
+
+
+def test_a_review_after_the_end_one_decision_a_call(server):
+    """POST /api/review: refused before the end; after it, each call analyses one more
+    of the person's decisions (done / total) until the review comes: the three costliest
+    moves of the same analysis run apart, each with the better move and its board."""
+    from evaluation.analysis import costliest
+    from humanplay.review import analyze_steps, review_steps
+
+    c = Client(server)
+    _, state = c.call("GET", "/api/state")
+    status, err = c.call("POST", "/api/review", {"game": state["game"]})
+    assert status == 409 and "finished game" in err["error"]
+    while not state["over"]:
+        _, state = c.call("POST", "/api/move", {"game": state["game"], "action": _first_move(state)})
+    answers = []
+    while not answers or answers[-1]["review"] is None:
+        status, answer = c.call("POST", "/api/review", {"game": state["game"]})
+        assert status == 200
+        answers.append(answer)
+    total = answers[0]["total"]
+    assert [a["done"] for a in answers] == list(range(1, total + 1)) and total > 5
+    review = answers[-1]["review"]
+    _, record = c.call("GET", f"/api/record?game={state['game']}")
+    worst = costliest(analyze_steps(record, 0, review_steps(record, 0)), 3)
+    assert [m["number"] for m in review["moves"]] == [d.move_number for d in worst]
+    for m, d in zip(review["moves"], worst):
+        assert (m["played"], m["better"], m["value"]) == (d.played, d.best, pytest.approx(d.loss))
+        assert m["better"] != m["played"] and m["value"] > 0 and m["svg"].startswith("<svg")
+    assert review["decisions"] == total
+    # asked again: nothing more to analyse, the same review
+    status, again = c.call("POST", "/api/review", {"game": state["game"]})
+    assert status == 200 and again["done"] == total and again["review"] == review
+    status, err = c.call("POST", "/api/review", {"game": "nope"})
+    assert status == 404

@@ -48,6 +48,7 @@ function setGame(state) {
   replayStep = null;
   hintCell = null;
   $("hintbox").hidden = true;
+  $("reviewbox").hidden = true;
   draw(state);
 }
 
@@ -65,6 +66,7 @@ function draw(state) {
   // no undo once the game is over: the record (the whole deal) can be seen then
   $("undo").disabled = state.over || (state.step !== null && state.step !== undefined);
   $("hint").disabled = !state.your_turn;
+  $("review").hidden = !state.over;
   const replay = $("replay");
   replay.hidden = !state.over;
   if (state.over) {
@@ -240,6 +242,64 @@ function showHint(h) {
   drawCells(game);
 }
 
+// The review of a finished game: the server analyses one of the person's decisions per
+// call (in a worker), so the page asks again until the review is there, showing how far it is.
+async function reviewGame() {
+  if (busy || !game || !game.over) return;
+  busy = true;
+  document.body.classList.add("busy");
+  $("error").textContent = "";
+  const box = $("reviewbox");
+  box.hidden = false;
+  box.textContent = "reviewing your moves…";
+  showStatus();
+  try {
+    let answer;
+    do {
+      answer = await api("POST", "/api/review", { game: game.game });
+      box.textContent = `reviewing your moves: ${answer.done} / ${answer.total}`;
+    } while (answer.review === null);
+    showReview(answer.review);
+  } catch (err) {
+    $("error").textContent = err.message;
+    box.hidden = true;
+  } finally {
+    busy = false;
+    document.body.classList.remove("busy");
+    showStatus();
+  }
+}
+
+function line(text, cls) {
+  const div = document.createElement("div");
+  div.textContent = text;
+  if (cls) div.className = cls;
+  return div;
+}
+
+function showReview(r) {
+  const box = $("reviewbox");
+  box.innerHTML = "";
+  const title = r.moves.length
+    ? `review: your ${r.moves.length} costliest move(s) of ${r.decisions} (value lost in all ${r.error.toFixed(2)}; a win is +1, a loss -1)`
+    : `review: none of your ${r.decisions} decision(s) lost anything: well played`;
+  const head = line(title);
+  head.style.fontWeight = "bold";
+  box.appendChild(head);
+  r.moves.forEach((m, k) => {
+    const item = document.createElement("div");
+    item.className = "review-move";
+    const scored = (points, why) => (points ? `+${points}: ${why}` : "no minutes");
+    item.appendChild(line(`${k + 1}. move ${m.number}: you played ${m.move} (${scored(m.points, m.breakdown)})`, "played"));
+    item.appendChild(line(`better: ${m.better_move} (${scored(m.better_points, m.better_breakdown)}), worth `
+      + `${m.value >= 0 ? "+" : ""}${m.value.toFixed(2)} in game result and ${m.minutes >= 0 ? "+" : ""}${Math.round(m.minutes)} minutes of lead after the replies`, "better"));
+    const board = document.createElement("div");
+    board.innerHTML = m.svg;  // the server's drawing of the board before the move, both moves marked
+    item.appendChild(board);
+    box.appendChild(item);
+  });
+}
+
 function replayTo(step) {
   if (!game || !game.over) return;
   step = Math.max(0, Math.min(step, game.steps));
@@ -257,6 +317,7 @@ $("new").addEventListener("click", () => call("POST", "/api/new", { players: Num
 $("undo").addEventListener("click", () => call("POST", "/api/undo", { game: game.game }, setGame));
 $("hint").addEventListener("click", () => call("POST", "/api/hint", { game: game.game }, showHint));
 $("pass").addEventListener("click", () => send(490));
+$("review").addEventListener("click", reviewGame);
 $("first").addEventListener("click", () => replayTo(0));
 $("prev").addEventListener("click", () => replayTo((replayStep === null ? game.steps : replayStep) - 1));
 $("next").addEventListener("click", () => replayTo((replayStep === null ? game.steps : replayStep) + 1));

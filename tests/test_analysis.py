@@ -1,0 +1,172 @@
+"""The cost of each decision (`evaluation/analysis.py`, `evaluate.py analyze`): a known
+blunder is found, the outputs are written, bad input changes nothing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import evaluate
+from agents.play import play_game
+from engine import GameState, random_deal, rules
+from evaluation import analysis
+from evaluation.analysis import Reference, analyze_decision, analyze_moves, costliest
+
+# Small budgets keep the tests quick; the blunder is found at these budgets and at the default.
+SMALL = Reference(worlds=16, candidates=4, prerank_worlds=4)
+
+
+def cell(row: int, col: int, value: int) -> int:
+    return rules.action_id(rules.cell_of(row, col), value)
+
+
+def blunder_position() -> GameState:
+    """Seat 0 to move, holding 5 5 6 7 8 9. Row 3 reads 1 2 _ 2 1 3 _: a 5 in the gap at
+    (3,2) makes six tiles summing to 14, and a 10 at (3,6) then completes 24 in seven
+    tiles, 40 + 60 = 100 minutes for the next seat. Seat 0 sees no 10 anywhere, so all
+    four are among the 18 tiles it has not seen and the next seat, holding 6 of them,
+    has one in most worlds (here it really does). The tiles in rows 0 and 6 only make
+    that pool smaller."""
+    board = {(3, 0): 1, (3, 1): 2, (3, 3): 2, (3, 4): 1, (3, 5): 3,
+             (0, 0): 6, (0, 2): 6, (0, 4): 7, (0, 6): 7, (6, 0): 8, (6, 2): 8, (6, 4): 9, (6, 6): 9,
+             (0, 1): 1, (6, 1): 4}
+    hands = [[5, 5, 6, 7, 8, 9], [10, 4, 3, 2, 5, 6]]
+    return GameState.from_position(board, hands, bag=[1, 3, 4, 4, 2, 3])
+
+
+BLUNDER = cell(3, 2, 5)  # opens the 24 in 7 tiles
+SAFE = cell(4, 2, 5)  # the same tile below the row: opens nothing
+GIFT = cell(3, 6, 10)  # the next seat's 100 minutes
+
+
+def test_the_position_is_what_the_test_says():
+    state = blunder_position()
+    assert state.current_player == 0 and BLUNDER in state.legal_actions() and SAFE in state.legal_actions()
+    assert state.step(BLUNDER) == 0  # the blunder scores nothing itself
+    assert state.step(GIFT) == 100 and {c.kind for c in state.last_breakdown} == {"sum24", "24in7"}
+
+
+def flags_the_blunder(reference: Reference) -> bool:
+    """The analysis charges the blunder a large loss (value and minutes), ranks it last
+    with a better move named, and charges the safe move less than a blunder (the report's
+    `BLUNDER` threshold; quiet moves differ by about a tenth at these budgets)."""
+    state = blunder_position()
+    blunder = analyze_decision(state, BLUNDER, reference)
+    safe = analyze_decision(state, SAFE, reference)
+    return (blunder.loss >= 0.5 and blunder.minutes_lost >= 40 and blunder.best != BLUNDER
+            and blunder.candidates[-1].action == BLUNDER and safe.loss < analysis.BLUNDER)
+
+
+@pytest.mark.parametrize("reference", [SMALL, Reference()], ids=["small", "default"])
+def test_a_move_that_gives_away_a_24_in_7_is_flagged(reference):
+    assert flags_the_blunder(reference)
+
+
+def test_a_broken_scorer_misses_the_blunder(monkeypatch):
+    """The check above can fail: with positions valued for the wrong seat, the blunder
+    (which hands the other seat 100 minutes) looks like the best move."""
+    right = analysis.position_value
+    monkeypatch.setattr(analysis, "position_value",
+                        lambda game, seat, evaluator: right(game, 1 - seat, evaluator))
+    assert not flags_the_blunder(SMALL)
+
+
+def test_the_blunder_is_the_costliest_decision_of_its_game():
+    """Seat 0 plays a quiet move, then the blunder; seat 1 takes its 100 minutes."""
+    state = blunder_position()
+    quiet = cell(0, 5, 7)
+    actions = [quiet, cell(6, 5, 6), BLUNDER, GIFT]
+    for action in actions:
+        assert state.is_legal(action)
+        state.step(action)
+    decisions = analyze_moves(blunder_position(), actions, SMALL, seats=[0], game=7, labels=["me", "them"])
+    assert [d.step for d in decisions] == [0, 2] and {d.player for d in decisions} == {"me"}
+    worst = costliest(decisions, 1)[0]
+    assert (worst.step, worst.game, worst.played) == (2, 7, BLUNDER) and worst.loss >= 0.5
+    row = analysis.game_errors(decisions)[0]
+    assert row["error"] == pytest.approx(sum(d.loss for d in decisions)) and row["decisions"] == 2
+
+
+def test_same_worlds_same_answer_and_the_floor_is_small():
+    state = blunder_position()
+    a = analyze_decision(state, SAFE, SMALL)
+    b = analyze_decision(state, SAFE, SMALL)
+    assert a == b  # the worlds and rollout seeds are fixed by (seed, game, step)
+    assert a.floor_loss is not None and 0 <= a.floor_loss < 0.5
+    assert all(c.worlds == SMALL.worlds for c in a.candidates)
+    assert analysis.Decision.from_dict(json.loads(json.dumps(a.to_dict()))) == a
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"worlds": 1}, "worlds must be an integer >= 2"),
+    ({"candidates": 0}, "candidates must be an integer >= 1"),
+    ({"worlds": 4, "prerank_worlds": 8}, "prerank_worlds (8) cannot exceed worlds (4)"),
+    ({"horizon": -1}, "horizon must be an integer >= 0 or None"),
+    ({"rollout": "greedy"}, "the rollout agent must be a typed agent"),
+])
+def test_bad_references_are_refused(fields, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        Reference(**fields).validate()
+
+
+# --- evaluate.py analyze ---------------------------------------------------------------------
+def saved_run(path, games: int = 2):
+    """A run directory with games.jsonl as `evaluate.py --save-games` writes it."""
+    path.mkdir()
+    lines = []
+    for game in range(games):
+        import agents
+
+        record = play_game([agents.make("greedy"), agents.make("random", seed=game)], random_deal(game)).to_dict()
+        lines.append(json.dumps({"game": game, "deal_index": game, "table": 0, "labels": ["greedy", "random"],
+                                 **record, "moves": len(record["actions"])}))
+    (path / "games.jsonl").write_text("\n".join(lines) + "\n")
+    return path
+
+
+FAST = ["--worlds", "4", "--candidates", "2", "--prerank-worlds", "2", "--no-progress"]
+
+
+def test_cli_analyze_writes_the_report(tmp_path, capsys):
+    run = saved_run(tmp_path / "run")
+    assert evaluate.main(["analyze", str(run), "--agent", "random", *FAST]) == 0
+    result = json.loads((run / "analysis.json").read_text())
+    assert set(result["players"]) == {"random"} and result["players"]["random"]["games"] == 2
+    assert result["decisions_scored"] == len(result["decisions"]) > 10
+    assert all(d["player"] == "random" and d["loss"] >= 0 for d in result["decisions"])
+    assert result["reference"]["worlds"] == 4 and "units" in result
+    assert (run / "analysis.png").stat().st_size > 0
+    text = (run / "analysis.md").read_text()
+    assert "| `random` | 2 |" in text and "Costliest decisions" in text
+    assert "error per game" in capsys.readouterr().out
+    # one game, one seat: its own files beside the run's
+    assert evaluate.main(["analyze", str(run / "games.jsonl"), "--game", "1", "--seat", "0", *FAST]) == 0
+    one = json.loads((run / "analysis-game-1.json").read_text())
+    assert {d["game"] for d in one["decisions"]} == {1} and {d["seat"] for d in one["decisions"]} == {0}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["NOWHERE"], "error: no such game record file"),
+    (["RUN", "--game", "5"], "error: game 5 is not in"),
+    (["RUN", "--seat", "2"], "error: seat must be in 0..1, got 2"),
+    (["RUN", "--agent", "ismcts"], "error: no seat is played by 'ismcts'"),
+    (["RUN", "--horizon", "soon"], "error: --horizon takes a number of placements or 'end'"),
+    (["RUN", "--rollout", "nobody"], "error: unknown agent 'nobody'"),
+    (["RUN", "--worlds", "0"], "error: worlds must be an integer >= 2"),
+])
+def test_cli_analyze_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, args, message):
+    run = saved_run(tmp_path / "run", games=1)
+    args = [str(run) if a == "RUN" else str(tmp_path / "nowhere") if a == "NOWHERE" else a for a in args]
+    assert evaluate.main(["analyze", *FAST, *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(message) and len(err.splitlines()) == 1
+    assert sorted(p.name for p in run.iterdir()) == ["games.jsonl"]
+
+
+def test_cli_analyze_refuses_games_saved_without_moves(tmp_path, capsys):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "games.jsonl").write_text(json.dumps({"game": 0, "labels": ["a", "b"], "scores": [1, 2]}) + "\n")
+    assert evaluate.main(["analyze", str(run), *FAST]) == 2
+    assert "--save-games" in capsys.readouterr().err
