@@ -283,7 +283,7 @@ class Session:
         if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
             raise ValueError(f"an action must be an integer id, got {action!r}")
         if not self._state.is_legal(int(action)):
-            raise ValueError(f"{rules.action_text(action)} is not legal now")
+            raise ValueError(f"{rules.action_text(action, self.team)} is not legal now")
         if replies is not None:
             self._check_replies(replies, int(action))
         first = len(self.moves)

@@ -81,8 +81,8 @@ def parse_move(text: str, session: Session) -> int:
 
 
 def _why_illegal(action: int, session: Session) -> str:
-    if not 0 <= action < rules.NUM_TEAM_ACTIONS:
-        return f"action {action} does not exist (ids are 0..{rules.NUM_TEAM_ACTIONS - 1})"
+    if not 0 <= action < rules.num_actions(session.team):
+        return f"action {action} does not exist (ids are 0..{rules.num_actions(session.team) - 1})"
     view = session.view
     if action == rules.PASS_ACTION:
         return "you may pass only when no tile of yours fits anywhere"
