@@ -140,22 +140,28 @@ def final_text(session: Session) -> str:
 
 def run(session: Session, save_path: str | Path, read: Callable[[str], str] | None = None,
         write: Callable[[str], None] = print) -> dict:
-    """Play `session` through `read` (default `input`) and `write` until the end or
-    quit; save the record to `save_path` then. Returns the record."""
+    """Play `session` through `read` (default `input`) and `write` until the end, quit or
+    Ctrl-C; save the record to `save_path` then. Returns the record; after Ctrl-C, raises
+    KeyboardInterrupt once the game is saved (play.py exits 130)."""
     read = read or input
     write(f"24/7 against {', '.join(l for l in session.labels if l != 'human')}; you are player {session.seat}. "
           "Type help for commands.")
     for move in session.moves:
         write(move_line(move, session))
-    while not session.is_over:
-        write("")
-        write(board_text(session.view, session))
-        try:
-            text = read("your move> ").strip().lower()
-        except EOFError:
-            text = "quit"
-        if not _command(text, session, save_path, write):
-            break
+    interrupted = False
+    try:
+        while not session.is_over:
+            write("")
+            write(board_text(session.view, session))
+            try:
+                text = read("your move> ").strip().lower()
+            except EOFError:
+                text = "quit"
+            if not _command(text, session, save_path, write):
+                break
+    except KeyboardInterrupt:  # Ctrl-C: as quit (the session is whole between its moves)
+        write("\ninterrupted")
+        interrupted = True
     if session.is_over:
         write(board_text(session.view, session))
         write(final_text(session))
@@ -163,6 +169,8 @@ def run(session: Session, save_path: str | Path, read: Callable[[str], str] | No
     path = save_record(record, save_path)
     write(f"game saved to {path} (replay: python evaluate.py replay {path} --game 0; "
           f"continue: python play.py --load {path})")
+    if interrupted:
+        raise KeyboardInterrupt
     return record
 
 
