@@ -64,6 +64,12 @@ def parse_args(argv=None):
 
 def main(argv=None) -> Path:
     args = parse_args(argv)
+    stop = StopRequest()
+    with stop.installed():  # from here on, Ctrl-C stops after the iteration under way
+        return _train(args, stop)
+
+
+def _train(args, stop: "StopRequest") -> Path:
     if args.resume:
         changed = {item.partition("=")[0].strip() for item in args.set}
         if changed - RESUMABLE_KEYS:
@@ -95,28 +101,32 @@ def main(argv=None) -> Path:
 
     first, started = trainer.iteration, time.perf_counter()
     saved = trainer.iteration  # the iteration checkpoint.pt holds (0: none yet)
-    stop = StopRequest()
+    stop.what = lambda: f"stopping after iteration {trainer.iteration + 1} (its checkpoint is saved)"
     progress = progress_bar(total=cfg.iterations, initial=trainer.iteration, desc=f"{cfg.algorithm} {cfg.name}",
                             unit="it", dynamic_ncols=True)
     stopped_at_once = False
     try:
-        with stop.installed(lambda: f"stopping after iteration {trainer.iteration + 1} (its checkpoint is "
-                                    "saved); Ctrl-C again to stop at once"):
-            while trainer.iteration < cfg.iterations and not stop.requested:
-                if train_one(trainer, cfg, run, best, progress):
-                    saved = trainer.iteration
-                if stop.requested and saved < trainer.iteration:  # what a resume starts from
-                    save_checkpoint(run.checkpoint, trainer.net, trainer=trainer.state_dict(),
-                                    best_score=best.score, iteration=trainer.iteration)
-                    saved = trainer.iteration
+        while trainer.iteration < cfg.iterations and not stop.requested:
+            if train_one(trainer, cfg, run, best, progress):
+                saved = trainer.iteration
+            if stop.requested and saved < trainer.iteration:  # what a resume starts from
+                save_checkpoint(run.checkpoint, trainer.net, trainer=trainer.state_dict(),
+                                best_score=best.score, iteration=trainer.iteration)
+                saved = trainer.iteration
     except KeyboardInterrupt:  # the second Ctrl-C: the iteration under way is lost, the files are sound
         stopped_at_once = True
     finally:
         progress.close()
+    stop.what = lambda: "writing the curve and the summary first"
     curve = run.plot_learning_curve()
     print(summary(run, cfg, best, saved, trained=trainer.iteration - first,
                   seconds=time.perf_counter() - started, curve=curve))
     if saved < cfg.iterations:
+        if not run.checkpoint.is_file():  # stopped before the first checkpoint
+            again = ("run the same command" if not run.metrics_csv.exists()
+                     else f"remove {run.path} and run the same command")
+            print(f"interrupted before the first checkpoint: nothing to resume; to start again, {again}")
+            raise Interrupted(run.path)
         lost = (f" (stopped at once: iteration {saved + 1} onwards will run again)"
                 if stopped_at_once and trainer.iteration > saved else "")
         print(f"interrupted at iteration {saved} of {cfg.iterations}{lost}; resume with: "
@@ -135,19 +145,21 @@ class Interrupted(Exception):
 
 
 class StopRequest:
-    """Ctrl-C (SIGINT) while training: the first asks to stop after the iteration under
-    way, the second stops at once (KeyboardInterrupt)."""
+    """Ctrl-C (SIGINT) while train.py runs: the first asks to stop after the iteration
+    under way (before the first one: not to start), the second stops at once
+    (KeyboardInterrupt). `what()` says what the first one does."""
 
     def __init__(self):
         self.requested = False
+        self.what: Callable[[], str] = lambda: "stopping before training starts"
 
     @contextlib.contextmanager
-    def installed(self, what: Callable[[], str]):
+    def installed(self):
         def handler(signum, frame):
             if self.requested:
                 raise KeyboardInterrupt
             self.requested = True
-            print(f"\nCtrl-C: {what()}", file=sys.stderr, flush=True)
+            print(f"\nCtrl-C: {self.what()}; Ctrl-C again to stop at once", file=sys.stderr, flush=True)
 
         try:
             previous = signal.signal(signal.SIGINT, handler)
@@ -229,7 +241,8 @@ def summary(run: RunDir, cfg, best: Best, saved: int, trained: int, seconds: flo
     """What the run learned and where its files are: the last evaluation, best.pt, the files."""
     rows = run.intact_metrics()
     evaluated = [r for r in rows if any(r.get(f"eval_win_rate_vs_{o}") not in (None, "") for o in cfg.eval.opponents)]
-    lines = [f"{cfg.name}: at iteration {saved} of {cfg.iterations} (checkpoint.pt)"
+    where = f"at iteration {saved} of {cfg.iterations} (checkpoint.pt)" if saved else "no checkpoint yet"
+    lines = [f"{cfg.name}: {where}"
              + (f"; {trained} iteration(s) in {seconds:.0f} s this time" if trained else "")]
     if evaluated:
         last = evaluated[-1]
@@ -271,4 +284,7 @@ if __name__ == "__main__":
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
     except Interrupted:
+        sys.exit(130)
+    except KeyboardInterrupt:  # a second Ctrl-C outside the iterations (startup, the final files)
+        print("\ninterrupted at once: the run's files are as its last checkpoint left them", file=sys.stderr)
         sys.exit(130)
