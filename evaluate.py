@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import signal
 import sys
 
@@ -78,7 +79,8 @@ outputs (in --out):
                 forfeit_reason (error, illegal, move_time_limit, game_time_limit, crash)
   games.jsonl   the journal (with deals and moves under --save-games)
   ratings.png, winrate.png, scores.png, config.yaml (the resolved config)
-  Ctrl-C or a crash keeps finished games; rerun the same command to resume.
+  Ctrl-C writes these outputs for the finished games and prints the command that resumes
+  (the same one); a crash keeps the finished games too: rerun the same command to resume.
 """
 
 
@@ -287,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         from evaluation.exploit import ExploitConfig, run_exploit
 
         out = args.out or f"results/exploit-{args.players}p{'-team' if args.team else ''}-{args.seed}"
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         cfg = ExploitConfig(target=args.target, players=args.players, team=args.team, br=args.br,
                             baseline=args.baseline, games=args.games, seed=args.seed, workers=args.workers, out=out,
                             progress=args.progress)
@@ -296,7 +299,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
-            print(f"\ninterrupted: rerun the same command to resume ({out})", file=sys.stderr)
+            print(f"\ninterrupted: the finished games are kept in {out}; resume with: "
+                  f"{resume_command(argv, None)}", flush=True)
             return 130
         return 0
     if argv and argv[0] == "ladder":
@@ -342,16 +346,28 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     signal.signal(signal.SIGTERM, _interrupt)  # a plain kill also leaves a clean journal
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # kill -INT too, where a shell ignored it
     try:
         run_evaluation(cfg, fresh=args.fresh)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"\ninterrupted: the finished games are in {cfg.out}/games.jsonl; "
-              "rerun the same command to resume", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        done = getattr(exc, "results", {}).get("interrupted")
+        what = (f"interrupted {done.split(';')[0]}: the results so far are written in {cfg.out}" if done
+                else f"interrupted: the finished games are in {cfg.out}/games.jsonl")
+        print(f"\n{what}; resume with: {resume_command(argv, cfg.out)}", flush=True)
         return 130
     return 0
+
+
+def resume_command(argv: list[str], out: str | None) -> str:
+    """The command that goes on with an interrupted run: the same one, with its --out
+    (the default one named) and without --fresh (which would discard the games)."""
+    args = [a for a in argv if a != "--fresh"]
+    if out is not None and not any(a == "--out" or a.startswith("--out=") for a in args):
+        args += ["--out", str(out)]
+    return "python evaluate.py " + shlex.join(args)
 
 
 def _interrupt(signum, frame):

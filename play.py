@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -72,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError("--review needs --load RECORD (a finished game)")
         record = load_record(args.load, args.game) if args.load else None
         if args.web:
-            return serve(args, opponents or ["greedy"], hint, record)
+            return serve(args, opponents or ["greedy"], hint, record, argv)
         if record is not None:
             session = Session.from_record(record, opponents, args.seat if _given("--seat", argv) else None,
                                           args.seed, hint)
@@ -95,8 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     save = args.save or Path("played") / f"game-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
     try:
         terminal.run(session, save)
-    except KeyboardInterrupt:
-        print("\ninterrupted: not saved (type quit to save)", file=sys.stderr)
+    except KeyboardInterrupt:  # saved, and the command that continues printed
         return 130
     return 0
 
@@ -106,7 +106,7 @@ def _given(flag: str, argv) -> bool:
     return any(a == flag or a.startswith(flag + "=") for a in argv)
 
 
-def serve(args, opponents, hint, record) -> int:
+def serve(args, opponents, hint, record, argv=None) -> int:
     import agents
     from humanplay.session import opponent_specs
     from humanplay.web import Settings, bind, serve
@@ -131,6 +131,8 @@ def serve(args, opponents, hint, record) -> int:
         serve(settings, args.host, sock.getsockname()[1], sock=sock, say=lambda text: print(text, flush=True))
     except KeyboardInterrupt:  # uvicorn has shut down cleanly, then passes Ctrl-C on
         pass
+    print(f"stopped: every game is kept in {settings.db_path} as played; serve them again with: python play.py "
+          + shlex.join(sys.argv[1:] if argv is None else argv), flush=True)
     return 0
 
 

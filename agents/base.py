@@ -105,7 +105,6 @@ BUILTIN_MODULES = {
     "ismcts": "agents.search",
     "pimc": "agents.search",
     "cheat": "agents.search",
-    "cheating_mcts": "agents.search",
     "br": "agents.best_response",
     "checkpoint": "agents.neural",
     "selfplay": "agents.selfplay",
@@ -119,6 +118,7 @@ BUILTIN_MODULES = {
 
 # Names that no longer build an agent, and the spec that plays what they did.
 RETIRED = {
+    "cheating_mcts": "cheat (the same agent: one name per agent, the one the docs use)",
     "alphazero": "ismcts:net=PATH (alphazero:PATH,leaf=rollout,... is ismcts:net=PATH,...; its PUCT search with "
                  "the network's values at the leaves, leaf=value, was retired too: it lost at equal time)",
 }

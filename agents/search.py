@@ -9,7 +9,7 @@ Three ways to search a position whose other hands and bag are hidden:
 * ``pimc`` — perfect-information Monte Carlo: `determinizations` worlds (default 20), a
   separate UCT search in each (iterations / determinizations each), root visit counts
   summed.
-* ``cheat`` (alias ``cheating_mcts``) — UCT on the true state (every hand and the bag
+* ``cheat`` — UCT on the true state (every hand and the bag
   order): an upper-bound baseline, marked ``cheating = True``.
 
 All three run on the one search core (`agents.search_kernels`, where the algorithm is
@@ -343,11 +343,6 @@ class CheatingMCTSAgent(MCTSAgent):
         state = view.full_state(self)
         grid, info = state.arrays
         return self._single_tree(grid, info, -1, view.seat)
-
-
-@register("cheating_mcts")
-class CheatingMCTSAlias(CheatingMCTSAgent):
-    """Same as ``cheat``."""
 
 
 show_search_parameters(CheatingMCTSAgent)

@@ -147,8 +147,8 @@ class GameState:
             if 0 <= action < rules.PASS_ACTION:
                 cell, value = rules.decode_action(int(action))
                 what = f" (value {value} on cell {cell} = (row {cell // 7}, col {cell % 7}))"
-            elif not 0 <= action < rules.NUM_TEAM_ACTIONS:
-                what = f" (out of range 0..{rules.NUM_TEAM_ACTIONS - 1})"
+            elif not 0 <= action < rules.num_actions(self.team):
+                what = f" (out of range 0..{rules.num_actions(self.team) - 1})"
         return (f"illegal action {action!r}{what} for seat {self.current_player}; "
                 f"legal actions: {shown}")
 

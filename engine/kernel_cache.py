@@ -65,8 +65,8 @@ def notice(module: str) -> str | None:
     """The notice line for a top-level compile of a kernel of `module` (None: not ours)."""
     for prefix, what, seconds in GROUPS:
         if module.startswith(prefix):
-            return (f"{NOTICE} for {what} (first run only, cached for later runs): about {seconds} s of CPU "
-                    "cold, more on a busy machine ...")
+            return (f"{NOTICE} for {what} (not in numba's cache yet; cached for later runs): about {seconds} s "
+                    "of CPU cold, more on a busy machine ...")
     return None
 
 

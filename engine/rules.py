@@ -67,18 +67,20 @@ def decode_action(action: int) -> tuple[int, int]:
     return action // MAX_VALUE, action % MAX_VALUE + 1
 
 
-def action_text(action: int) -> str:
+def action_text(action: int, team: bool | None = None) -> str:
     """An action in words, the one wording every front end uses: '7 at (2,3)' (row,
-    col), 'pass', 'show 4'; an id outside the action space names the valid range."""
+    col), 'pass', 'show 4'; an id outside the action space names the valid range: that of
+    the game's own variant when `team` is given (0..490 without teams, 0..500 with), else
+    of both."""
     action = int(action)
     if 0 <= action < PASS_ACTION:
         cell, value = decode_action(action)
         return f"{value} at ({cell // BOARD_SIZE},{cell % BOARD_SIZE})"
     if action == PASS_ACTION:
         return "pass"
-    if SHOW_BASE <= action < NUM_TEAM_ACTIONS:
+    if SHOW_BASE <= action < NUM_TEAM_ACTIONS and team is not False:
         return f"show {action - SHOW_BASE + 1}"
-    return f"action {action} (ids are 0..{NUM_TEAM_ACTIONS - 1})"
+    return f"action {action} (ids are 0..{num_actions(bool(team) if team is not None else True) - 1})"
 
 
 def num_actions(team: bool) -> int:

@@ -15,7 +15,7 @@ from .config import EvalConfig
 from .executor import Executor, load_plugins, make_local_executor, precompile
 from .report import analyze, format_results, write_games_csv, write_json
 from .stats import Sprt
-from .tournament import Journal, Schedule, play_tournament
+from .tournament import GameResult, Journal, Schedule, play_tournament
 
 OUTPUT_FILES = ("games.jsonl", "games.csv", "results.json", "config.yaml", "ratings.png", "winrate.png",
                 "scores.png")
@@ -97,10 +97,15 @@ def run_evaluation(cfg: EvalConfig, fresh: bool = False, echo=print) -> dict:
     if resumed:
         echo(f"  resuming: {resumed} game(s) already in {journal.path}")
     start = time.perf_counter()
-    records, stop = play_tournament(
-        schedule, lambda todo: make_executor(min(workers, todo) if workers else 0, cfg.imports, cfg.start_method,
-                                             limits, cfg.executor, cfg.ray_address),
-        journal, labels, cfg.save_games, sprt, cfg.progress)
+    interrupted = False
+    try:
+        records, stop = play_tournament(
+            schedule, lambda todo: make_executor(min(workers, todo) if workers else 0, cfg.imports,
+                                                 cfg.start_method, limits, cfg.executor, cfg.ray_address),
+            journal, labels, cfg.save_games, sprt, cfg.progress)
+    except KeyboardInterrupt:  # Ctrl-C: the results of the games finished so far, then say so
+        interrupted, stop = True, None
+        records = [GameResult.from_line(line, schedule.team) for _, line in sorted(journal.load().items())]
     elapsed = time.perf_counter() - start
     res = analyze(records, schedule, labels, bootstrap=cfg.bootstrap, anchor=cfg.anchor_index(),
                   prior_draws=cfg.prior_draws, seed=cfg.seed)
@@ -112,6 +117,8 @@ def run_evaluation(cfg: EvalConfig, fresh: bool = False, echo=print) -> dict:
                           "rule": "a seat over either limit forfeits: it ranks last, the others keep their order"}
     res["config"] = cfg.to_dict()
     res["seconds"] = round(elapsed, 1)
+    if interrupted:
+        res["interrupted"] = f"after {len(records)} of {schedule.num_jobs} games; a rerun resumes"
     write_json(out / "results.json", res)
     write_games_csv(out / "games.csv", records, cfg.players)
     files = ["results.json", "games.csv", "games.jsonl"]
@@ -123,7 +130,18 @@ def run_evaluation(cfg: EvalConfig, fresh: bool = False, echo=print) -> dict:
     echo(f"\n{res['games']} games ({min(resumed, len(records))} resumed) in {elapsed:.1f} s; "
          f"wrote {', '.join(files)} in {out}")
     sys.stdout.flush()
+    if interrupted:
+        raise EvaluationInterrupted(res)
     return res
+
+
+class EvaluationInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped the tournament; the results of the finished games are written
+    (`results` holds them, marked "interrupted"), and a rerun resumes."""
+
+    def __init__(self, results: dict):
+        super().__init__(results.get("interrupted", "interrupted"))
+        self.results = results
 
 
 def _workers_text(cfg: EvalConfig, workers: int, jobs: int) -> str:

@@ -282,7 +282,7 @@ def play_tournament(schedule: Schedule, executor_factory: Callable[[int], Execut
                     progress: bool = True) -> tuple[list[GameResult], SprtStop | None]:
     """Play every job of `schedule` not yet in `journal`; return the games that count
     (sorted by game id; with an SPRT, the whole duplicate sets up to its decision)."""
-    from tqdm import tqdm
+    from .progress import progress_bar
 
     done = {j: GameResult.from_line(line, schedule.team) for j, line in journal.load().items()}
     stop = SprtStop(schedule, sprt) if sprt is not None else None
@@ -290,8 +290,8 @@ def play_tournament(schedule: Schedule, executor_factory: Callable[[int], Execut
     stopped = stop.update(done) if stop else False
     resumed = schedule.num_jobs - len(todo)
     if todo and not stopped:
-        bar = tqdm(total=schedule.num_jobs, initial=resumed, unit="game", dynamic_ncols=True,
-                   desc="games", disable=not progress, smoothing=0.05)
+        bar = progress_bar(total=schedule.num_jobs, initial=resumed, unit="game", dynamic_ncols=True,
+                           desc="games", disable=not progress, smoothing=0.05)
         try:
             with executor_factory(len(todo)) as executor:
                 for record in executor.map_jobs(schedule.job(j) for j in todo):

@@ -71,13 +71,16 @@ class Move:
                 "breakdown": self.explanation if self.action < rules.PASS_ACTION else ""}
 
 
-def placement_score(view: PlayerView, action: int, rng: np.random.Generator) -> tuple[int, tuple]:
+def placement_score(view: PlayerView, action: int) -> tuple[int, tuple]:
     """(minutes, breakdown) that placing `action` would score now, by the engine's own
-    scoring: the move is played in a world sampled from `view` (its score depends only on
-    the public board, so no hidden tile is needed or read)."""
-    world = view.sample_world(rng)
-    points = world.step(int(action))
-    return points, world.last_breakdown
+    scoring: the move is played on a copy of the game (`view.public_arrays`), of which only
+    the score is read; it depends only on the public board, so nothing hidden reaches the
+    result. (A sampled world would score the same, but its kernel is one that play itself
+    never compiles: the first hint on a warm cache would wait for it.)"""
+    grid, info = view.public_arrays()
+    copy = GameState(grid.copy(), info.copy())
+    points = copy.step(int(action))
+    return points, copy.last_breakdown
 
 
 # --- records ------------------------------------------------------------------------------------
@@ -283,7 +286,7 @@ class Session:
         if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
             raise ValueError(f"an action must be an integer id, got {action!r}")
         if not self._state.is_legal(int(action)):
-            raise ValueError(f"{rules.action_text(action)} is not legal now")
+            raise ValueError(f"{rules.action_text(action, self.team)} is not legal now")
         if replies is not None:
             self._check_replies(replies, int(action))
         first = len(self.moves)
@@ -392,7 +395,7 @@ class Session:
         for row in rows:
             row["move"] = rules.action_text(row["action"])
             if row["action"] < rules.PASS_ACTION:
-                points, breakdown = placement_score(view, row["action"], self._rng)
+                points, breakdown = placement_score(view, row["action"])
                 row["points"], row["breakdown"] = points, breakdown_text(breakdown, points)
             else:
                 row["points"], row["breakdown"] = 0, "no minutes"

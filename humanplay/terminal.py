@@ -82,8 +82,8 @@ def parse_move(text: str, session: Session) -> int:
 
 
 def _why_illegal(action: int, session: Session) -> str:
-    if not 0 <= action < rules.NUM_TEAM_ACTIONS:
-        return f"action {action} does not exist (ids are 0..{rules.NUM_TEAM_ACTIONS - 1})"
+    if not 0 <= action < rules.num_actions(session.team):
+        return f"action {action} does not exist (ids are 0..{rules.num_actions(session.team) - 1})"
     view = session.view
     if action == rules.PASS_ACTION:
         return "you may pass only when no tile of yours fits anywhere"
@@ -141,22 +141,28 @@ def final_text(session: Session) -> str:
 
 def run(session: Session, save_path: str | Path, read: Callable[[str], str] | None = None,
         write: Callable[[str], None] = print) -> dict:
-    """Play `session` through `read` (default `input`) and `write` until the end or
-    quit; save the record to `save_path` then. Returns the record."""
+    """Play `session` through `read` (default `input`) and `write` until the end, quit or
+    Ctrl-C; save the record to `save_path` then. Returns the record; after Ctrl-C, raises
+    KeyboardInterrupt once the game is saved (play.py exits 130)."""
     read = read or input
     write(f"24/7 against {', '.join(l for l in session.labels if l != 'human')}; you are player {session.seat}. "
           "Type help for commands.")
     for move in session.moves:
         write(move_line(move, session))
-    while not session.is_over:
-        write("")
-        write(board_text(session.view, session))
-        try:
-            text = read("your move> ").strip().lower()
-        except EOFError:
-            text = "quit"
-        if not _command(text, session, save_path, write):
-            break
+    interrupted = False
+    try:
+        while not session.is_over:
+            write("")
+            write(board_text(session.view, session))
+            try:
+                text = read("your move> ").strip().lower()
+            except EOFError:
+                text = "quit"
+            if not _command(text, session, save_path, write):
+                break
+    except KeyboardInterrupt:  # Ctrl-C: as quit (the session is whole between its moves)
+        write("\ninterrupted")
+        interrupted = True
     if session.is_over:
         write(board_text(session.view, session))
         write(final_text(session))
@@ -164,7 +170,7 @@ def run(session: Session, save_path: str | Path, read: Callable[[str], str] | No
     path = save_record(record, save_path)
     write(f"game saved to {path} (replay: python evaluate.py replay {path} --game 0; "
           f"continue: python play.py --load {path})")
-    if session.is_over:
+    if session.is_over and not interrupted:
         write("type review for a review of your three costliest moves (a few seconds), or press enter to leave")
         try:
             text = read("review? ").strip().lower()
@@ -172,6 +178,8 @@ def run(session: Session, save_path: str | Path, read: Callable[[str], str] | No
             text = ""
         if text in ("review", "r", "y", "yes"):
             write(review(session))
+    if interrupted:
+        raise KeyboardInterrupt
     return record
 
 

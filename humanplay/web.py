@@ -242,7 +242,7 @@ class Games:
             raise ApiError(HTTPStatus.CONFLICT, "the game is over" if session.is_over else "it is not your turn")
         if action not in session.legal_actions():
             raise ApiError(HTTPStatus.UNPROCESSABLE_ENTITY,
-                           f"illegal move: {rules.action_text(action)} is not legal now")
+                           f"illegal move: {rules.action_text(action, session.team)} is not legal now")
         replies = []
         if session.agents_answer(action):
             replies = await self._think(self._opponents(session), workers.reply_job, session.data(), action)

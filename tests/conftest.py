@@ -10,7 +10,9 @@ themselves.
 
 No silent skips in CI: with the ``[test]`` extras installed (and Debian's chromium, which
 .ci/run installs) every test runs, so a skip there means a broken install (an
-``importorskip`` whose import failed, a browser that is missing). When the environment
+``importorskip`` whose import failed, a browser that is missing; every ``importorskip`` passes
+``exc_type=ImportError``, so a module that is installed but broken skips too, as it did
+before pytest 9.1). When the environment
 variable ``CI`` is ``true``, ``1`` or ``yes`` (CI services set it; .ci/run does), every skip is
 listed at the end and the run exits with status 1 even if all else passed. Outside CI a
 skip stays a skip, and ``-rs`` (pyproject.toml) prints its reason.

@@ -2,6 +2,7 @@
 hand-built positions, the world sampler's information discipline, and seeding."""
 
 import itertools
+import re
 import time
 from pathlib import Path
 
@@ -9,7 +10,10 @@ import numpy as np
 import pytest
 
 from agents import make, registered
+from agents.base import BUILTIN_MODULES
 from agents.play import play_game, replay
+
+ROOT = Path(__file__).resolve().parents[1]
 from engine import GameState, rules
 from engine.deal import random_deal
 from engine.determinize import SCRATCH_LEN, sample_world
@@ -31,7 +35,17 @@ FAST_SPECS = [
 
 # --------------------------------------------------------------------------- registry
 def test_builtin_agents_are_registered():
-    assert {"random", "greedy", "policy", "ismcts", "pimc", "cheat", "cheating_mcts"} <= set(registered())
+    assert {"random", "greedy", "policy", "ismcts", "pimc", "cheat"} <= set(registered())
+
+
+def test_one_name_per_agent_the_one_the_docs_use():
+    docs = (ROOT / "README.md").read_text() + (ROOT / "docs" / "status.md").read_text()
+    builtin = set(registered()) & set(BUILTIN_MODULES)  # not the test plugins other files register
+    assert "cheat" in builtin and "cheating_mcts" not in registered()
+    undocumented = [n for n in sorted(builtin) if not re.search("`" + re.escape(n) + "[`:]", docs)]
+    assert undocumented == []
+    with pytest.raises(ValueError, match=r"unknown agent 'cheating_mcts'.* replaced by cheat \(the same agent"):
+        make("cheating_mcts")
 
 
 @pytest.mark.parametrize("spec", [
@@ -50,7 +64,7 @@ def test_spec_parameters_reach_the_agent():
     settings = agent.settings
     assert (agent.determinizations, agent.iterations, agent.depth) == (5, 100, 0)
     assert (settings.c, settings.epsilon) == (0.3, 1.0)
-    assert make("cheat").cheating and make("cheating_mcts").cheating
+    assert make("cheat").cheating
     assert not make("ismcts").cheating and not make("pimc").cheating
 
 

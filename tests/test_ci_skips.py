@@ -5,11 +5,17 @@ ImportError (put first on the path), makes their tests skip, at run time (test_r
 fixtures) and at collection (test_openspiel.py's module-level importorskip). With CI set
 the run fails and names every skip, though no test failed; the test that does not need Ray
 still runs and passes. (Outside CI the same run exits 0: `skips_fail_the_run`.)
+
+From pytest 9.1 `importorskip` skips only a module that is missing (ModuleNotFoundError) by
+default; a module that is there but raises ImportError ends collection with an error. Every
+`importorskip` of the tests therefore passes ``exc_type=ImportError`` (pytest >= 8.2,
+pyproject.toml), so a broken install is a named skip, which CI turns into a failure.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -52,3 +58,13 @@ def test_ci_is_read_from_the_environment(monkeypatch):
         assert skips_fail_the_run() is strict, value
     monkeypatch.delenv("CI")
     assert not skips_fail_the_run()
+
+
+def test_every_importorskip_treats_a_broken_install_as_a_skip():
+    calls = []
+    for path in sorted((ROOT / "tests").glob("*.py")):
+        for call in re.findall(r"importorskip\(([^)]*)\)", path.read_text()):
+            if call.strip().startswith('"'):  # a call, not a mention in prose
+                calls.append((path.name, call))
+    assert calls
+    assert [c for c in calls if "exc_type=ImportError" not in c[1]] == []

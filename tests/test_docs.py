@@ -23,6 +23,7 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), RESULTS, *TO
 ARCHIVE_MAX_LINES = 800
 README_MAX_LINES = 200
 README_COMMANDS = (
+    'python -m venv .venv && . .venv/bin/activate',
     'pip install torch==2.13.0 -e . && python train.py --config configs/quickstart.yaml',
     'pip install torch==2.13.0 -e ".[test]" && python -m pytest -n 2',
 )
@@ -216,3 +217,24 @@ def test_readme_commands_name_only_files_of_the_repository():
     assert missing == [], f"README commands name files a clone lacks: {missing}"
     assert command_files("`python benchmarks/x.py --limit247 ../shared/bench/limit247.c`") == \
         ["benchmarks/x.py", "../shared/bench/limit247.c"]
+
+
+def test_every_shipped_model_has_its_recipe():
+    """models/README.md names every file in models/; each network's section gives the one
+    command that trains it (a shipped config), its time and the figures it should reach."""
+    text = (ROOT / "models" / "README.md").read_text()
+    files = sorted(p.name for p in (ROOT / "models").iterdir() if p.name != "README.md")
+    assert files and [name for name in files if f"`{name}`" not in text] == []
+    for net in (name for name in files if name.endswith(".pt")):
+        section = text[text.index(f"`{net}`"):].split("\n## ")[0]
+        command = re.search(r"python train\.py --config (configs/\S+\.yaml)", section)
+        assert command and (ROOT / command.group(1)).is_file(), net
+        assert f"models/{net}" in section and "Time:" in section and "Figures" in section, net
+
+
+def test_ci_runs_the_readme_commands_in_a_fresh_virtual_environment():
+    ci = (ROOT / ".ci" / "run").read_text()
+    venv, install, tests = (ci.index(" -m venv "), ci.index('pip install -q torch==2.13.0 -e ".[test]"'),
+                            ci.index("python -m pytest -n 2"))
+    assert venv < ci.index("/bin/activate") < install < tests
+    assert "[ -x /usr/bin/chromium ] || (apt-get update -qq && apt-get install -y -qq chromium)" in ci

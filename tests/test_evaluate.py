@@ -5,8 +5,10 @@ from __future__ import annotations
 import csv
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -413,3 +415,45 @@ def test_a_game_result_takes_its_places_once_from_its_journal_line():
     assert void.void and void.winner() == "void" and void.places == void.scores == () and void.forfeit_reason is None
     draw = GameResult.from_line(dict(line, ranking=[1, 0, 0], forfeit=None), team=False)
     assert draw.places == (1, 0, 0) and draw.winner() == "draw" and draw.forfeit_reason is None
+
+
+# --- Ctrl-C: the results so far, and the command that resumes ------------------------------------
+@pytest.mark.slow
+def test_ctrl_c_writes_the_results_so_far_and_prints_the_command_that_resumes(tmp_path):
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it) to a running
+    tournament whose output is redirected: exit 130, no traceback, results.json, games.csv
+    and the summary for the finished games, plain progress lines, and the resume command,
+    which then plays only the games still missing."""
+    out = tmp_path / "out"
+    command = ["--agents", "ismcts:iterations=3000", "greedy", "--games", "40", "--workers", "1", "--out", str(out),
+               "--no-plots"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    with (tmp_path / "stdout").open("w") as stdout, (tmp_path / "stderr").open("w") as stderr:
+        proc = subprocess.Popen([sys.executable, "evaluate.py", *command], cwd=ROOT, env=env, stdout=stdout,
+                                stderr=stderr, start_new_session=True)
+        try:
+            journal = out / "games.jsonl"
+            deadline = time.monotonic() + 900  # a guard against a hang, not a timing
+            while not (journal.exists() and journal.read_text().count("\n") >= 1):
+                assert proc.poll() is None and time.monotonic() < deadline, "no game finished"
+                time.sleep(0.1)
+            os.killpg(proc.pid, signal.SIGINT)
+            assert proc.wait(timeout=600) == 130
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+    printed, errors = (tmp_path / "stdout").read_text(), (tmp_path / "stderr").read_text()
+    assert "Traceback" not in errors and "\r" not in errors, errors[-3000:]
+    results = json.loads((out / "results.json").read_text())
+    played = results["games"]
+    assert 1 <= played < 40 and results["interrupted"].startswith(f"after {played} of 40 games")
+    assert len(list(csv.DictReader((out / "games.csv").open()))) == played
+    assert "win rate" in printed and f"interrupted after {played} of 40 games" in printed
+    resume = printed.rsplit("resume with: ", 1)[1].strip()
+    assert resume == "python evaluate.py " + " ".join(command)
+    again = subprocess.run([sys.executable, *resume.split()[1:]], cwd=ROOT, env=env, capture_output=True, text=True,
+                           timeout=900)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert f"resuming: {played} game(s) already in" in again.stdout
+    final = json.loads((out / "results.json").read_text())
+    assert final["games"] == 40 and "interrupted" not in final

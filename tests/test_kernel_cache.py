@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from engine import kernel_cache
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,3 +79,29 @@ def test_every_kernel_module_has_a_notice_naming_its_group():
         assert line is not None and line.startswith(kernel_cache.NOTICE) and " s of CPU" in line, module
     assert "search agents" in kernel_cache.notice("agents.search_kernels")
     assert kernel_cache.notice("numba.cpython.builtins") is None  # numba's own helpers: no line
+
+
+GAME = """
+from humanplay.session import Session
+session = Session.new(["greedy"], seed=1, hint_spec="greedy")
+session.play(session.legal_actions()[0])
+"""
+
+
+def _run(code: str, cache_dir: Path) -> str:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir), PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stderr
+
+
+@pytest.mark.slow
+def test_a_warm_cache_prints_no_notice_for_a_follow_up(tmp_path):
+    """A game compiles the engine (the notice says so); the next process, on that warm
+    cache, asks for a hint, whose move score samples a world (`determinize.sample_world`,
+    which the game itself never calls): it compiles nothing and prints no notice.
+    (A resume's state check, `setup_position`: tests/test_training.py's Ctrl-C test.)"""
+    assert kernel_cache.NOTICE in _run(GAME, tmp_path)
+    follow_up = _run(GAME + "print(session.hint()['move'])\n", tmp_path)
+    assert kernel_cache.NOTICE not in follow_up, follow_up

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
+nbformat = pytest.importorskip("nbformat", exc_type=ImportError)
+nbclient = pytest.importorskip("nbclient", exc_type=ImportError)
+pytest.importorskip("ipykernel", exc_type=ImportError)
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 CELL_TIMEOUT = 1800  # seconds per cell: fast mode needs a few, but a cold numba cache compiles for many minutes

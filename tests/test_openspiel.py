@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pyspiel = pytest.importorskip("pyspiel")
+pyspiel = pytest.importorskip("pyspiel", exc_type=ImportError)
 
 from agents import check_spec, make  # noqa: E402
 from agents.base import BUILTIN_MODULES  # noqa: E402

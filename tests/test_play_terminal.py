@@ -101,6 +101,26 @@ def test_quit_saves_a_record_that_opens_in_evaluate_replay_and_play_load(tmp_pat
     assert again["actions"] == rec["actions"] and again["labels"] == ["human", "greedy"]
 
 
+def test_ctrl_c_saves_the_game_and_prints_the_command_that_continues(tmp_path, monkeypatch, capsys):
+    def ctrl_c(prompt=""):
+        raise KeyboardInterrupt
+
+    session = Session.new(["greedy"], seed=2, hint_spec=HINT)
+    script = Script([_typed(session), ctrl_c])
+    save = tmp_path / "ctrl-c.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        terminal.run(session, save, script.read, script.write)
+    assert f"continue: python play.py --load {save}" in script.text
+    assert load_game(save, 0)["actions"] == session.actions and len(session.actions) == 2
+    # play.py: the same, exit status 130 and no traceback (nothing but the saved line after it)
+    moves = [_typed(Session.new(["greedy"], seed=3, hint_spec=HINT))]  # one move, then Ctrl-C
+    monkeypatch.setattr("builtins.input", lambda prompt="": moves.pop() if moves else ctrl_c())
+    assert play.main(["--seed", "3", "--save", str(tmp_path / "main.jsonl"), "--hint", HINT]) == 130
+    out = capsys.readouterr()
+    assert f"continue: python play.py --load {tmp_path / 'main.jsonl'}" in out.out and "Traceback" not in out.err
+    assert len(json.loads((tmp_path / "main.jsonl").read_text())["actions"]) == 2
+
+
 def test_tournament_record_opens_for_play_and_replay(tmp_path, monkeypatch):
     deal = random_deal(9)
     game = play_game([agents.make("greedy"), agents.make("random", seed=1)], deal).to_dict()

@@ -70,7 +70,7 @@ class StallingAgent(Agent):
 
 @pytest.fixture(scope="module")
 def ray_module():
-    return pytest.importorskip("ray")
+    return pytest.importorskip("ray", exc_type=ImportError)
 
 
 @pytest.fixture(scope="module")

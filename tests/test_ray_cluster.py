@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ray = pytest.importorskip("ray")
+ray = pytest.importorskip("ray", exc_type=ImportError)
 # one cluster for the module, so its tests run in one xdist worker (maybe beside test_ray.py's
 # local instance, which it cannot meet)
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray-cluster")]

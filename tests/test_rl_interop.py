@@ -158,7 +158,7 @@ def test_maskable_ppo_trains_on_the_env_unaided():
     steps are too few to measure that it learned to play): the mask comes from
     action_masks() with no wrapper, every action it takes is legal (the env is built to
     raise on an illegal one), its updates change the policy and it plays a game to the end."""
-    pytest.importorskip("sb3_contrib")
+    pytest.importorskip("sb3_contrib", exc_type=ImportError)
     import torch
     from sb3_contrib import MaskablePPO
 
@@ -180,7 +180,7 @@ def test_the_pettingzoo_action_mask_drives_maskable_ppo():
     action it takes, training and playing, is legal (counted by the wrapper: an illegal
     one would only end an episode early), its updates change the policy and the last
     game is played to its end."""
-    pytest.importorskip("sb3_contrib")
+    pytest.importorskip("sb3_contrib", exc_type=ImportError)
     import torch
     from sb3_contrib import MaskablePPO
     from sb3_contrib.common.wrappers import ActionMasker
@@ -205,7 +205,7 @@ def test_the_pettingzoo_action_mask_drives_maskable_ppo():
 def test_the_maskable_ppo_benchmark_clones_greedy_into_the_default_policy(capsys):
     """benchmarks/maskable_ppo.py --clone: the default policy fitted to greedy's moves, then
     tested against random (a few positions and games: the path runs and reports)."""
-    pytest.importorskip("sb3_contrib")
+    pytest.importorskip("sb3_contrib", exc_type=ImportError)
     import torch
 
     from benchmarks import maskable_ppo

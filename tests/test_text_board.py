@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pytest
 
 import env as env_pkg
 from engine import GameState, rules
@@ -107,6 +108,25 @@ def test_one_action_text_for_every_front_end():
     assert rules.action_text(rules.action_id(rules.cell_of(2, 3), 7)) == "7 at (2,3)"
     assert rules.action_text(rules.PASS_ACTION) == "pass" and rules.action_text(rules.show_action(4)) == "show 4"
     assert rules.action_text(-1) == "action -1 (ids are 0..500)"
+
+
+def test_an_id_out_of_range_names_the_range_of_the_games_own_variant():
+    assert rules.action_text(-1, team=False) == "action -1 (ids are 0..490)"
+    assert rules.action_text(495, team=False) == "action 495 (ids are 0..490)"  # a show: teams only
+    assert rules.action_text(501, team=True) == "action 501 (ids are 0..500)"
+    assert rules.action_text(495, team=True) == "show 5"
+    two = GameState.new(2, seed=1)
+    with pytest.raises(ValueError, match=r"out of range 0\.\.490\)"):
+        two.step(600)
+    team = GameState.new(4, team=True, seed=1)
+    with pytest.raises(ValueError, match=r"out of range 0\.\.500\)"):
+        team.step(600)
+    session = Session.new(["greedy"], seed=4, hint_spec="greedy")
+    for text in ("600", "495"):
+        with pytest.raises(ValueError, match=r"ids are 0\.\.490\)"):
+            terminal.parse_move(text, session)
+    with pytest.raises(ValueError, match=r"action 495 \(ids are 0\.\.490\) is not legal now"):
+        session.play(495)
     session = Session.new(["greedy"], seed=4, hint_spec="greedy")
     move = session.play(session.legal_actions()[0])[0]
     assert move.text == rules.action_text(move.action)

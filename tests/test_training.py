@@ -2,8 +2,11 @@
 checkpoint plays; configs are validated; masking never lets an illegal action through."""
 
 import csv
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +18,7 @@ import agents
 import train
 from agents.nets import NetConfig, PolicyValueNet, load_net, read_checkpoint, save_checkpoint
 from agents.play import play_game
-from engine import random_deal, rules
+from engine import kernel_cache, random_deal, rules
 from env.observation import OBS_SIZE
 from processes import children, command_line, exit_or_kill
 from training.config import config_from_dict, load_config
@@ -578,3 +581,78 @@ def test_training_evaluation_reports_progress_on_one_torch_thread():
         torch.set_num_threads(threads)
     assert result["games"] == 4
     assert seen == [(n, 4, 1) for n in range(5)]
+
+
+# --- Ctrl-C: a clean stop that says how to go on ------------------------------------------------
+def _wait_for(condition, process, seconds: float = 900) -> None:
+    """Poll until `condition()` (a guard against a hang, not a timing)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert process.poll() is None, "the run ended before it was interrupted"
+        assert time.monotonic() < deadline, "the run did not get going"
+        time.sleep(0.2)
+
+
+def _finished_an_iteration(run: Path) -> bool:
+    try:
+        return len(metrics_iterations(run)) >= 1
+    except (OSError, ValueError, KeyError):  # not there yet, or a row being written
+        return False
+
+
+@pytest.mark.slow
+def test_ctrl_c_leaves_a_resumable_run_with_its_curve_and_the_command_that_resumes(tmp_path):
+    """Ctrl-C (SIGINT) to a running train.py, its output redirected to files, on an empty numba
+    cache: it finishes the iteration under way, saves its checkpoint, draws the curve,
+    prints what it learned and the resume command, exits 130 without a traceback, and
+    writes plain progress lines. The resume compiles nothing (the cache is warm: no
+    compile notice), and a resume whose target is reached says so and changes nothing."""
+    cfg = write_config(tmp_path, iterations=10_000)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), PYTHONPATH=str(ROOT))
+    env.pop("CI", None)
+    out, err = tmp_path / "stdout", tmp_path / "stderr"
+    with out.open("w") as stdout, err.open("w") as stderr:
+        proc = subprocess.Popen([sys.executable, "train.py", "--config", str(cfg), "--runs", str(tmp_path / "runs")],
+                                cwd=ROOT, env=env, stdout=stdout, stderr=stderr, start_new_session=True)
+        run = tmp_path / "runs" / "tiny"
+        try:
+            _wait_for(lambda: _finished_an_iteration(run), proc)
+            os.killpg(proc.pid, signal.SIGINT)  # as Ctrl-C in a terminal: to the process group
+            assert proc.wait(timeout=900) == 130
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+    stdout, stderr = out.read_text(), err.read_text()
+    assert "Traceback" not in stderr and "\r" not in stderr, stderr[-3000:]
+    assert "Ctrl-C: stopping after iteration" in stderr
+    assert f"resume with: python train.py --resume {run}" in stdout, stdout
+    saved = read_checkpoint(run / "checkpoint.pt")["iteration"]
+    assert metrics_iterations(run) == list(range(1, saved + 1))  # the checkpoint holds the last row
+    assert (run / "learning_curve.png").is_file()
+    assert f"interrupted at iteration {saved} of 10000" in stdout and "raw policy vs random" in stdout
+
+    def resume(*more):
+        return subprocess.run([sys.executable, "train.py", "--resume", str(run), *more], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=900)
+
+    again = resume("--set", f"iterations={saved + 1}")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert kernel_cache.NOTICE not in again.stderr, again.stderr[-3000:]  # a warm cache compiles nothing
+    assert read_checkpoint(run / "checkpoint.pt")["iteration"] == saved + 1
+    before = {name: (run / name).read_bytes() for name in ("config.yaml", "metrics.csv", "checkpoint.pt")}
+    done = resume("--set", f"iterations={saved}")
+    assert done.returncode == 0 and f"already at iteration {saved + 1}: the target of {saved} iterations is " \
+        "reached, nothing to train" in done.stdout, done.stdout + done.stderr
+    assert before == {name: (run / name).read_bytes() for name in before}
+
+
+@pytest.mark.parametrize("command", [
+    ["train.py", "--config", "CONFIG", "--set", "nosuch=1"],
+    ["train.py", "--resume", "no/such/run"],
+    ["evaluate.py", "--agents", "nosuchagent", "greedy"],
+    ["play.py", "--opponents", "nosuchagent"],
+], ids=["train-set", "train-resume", "evaluate", "play"])
+def test_a_usage_error_exits_2_with_one_line_in_every_script(tmp_path, command):
+    command = [str(write_config(tmp_path)) if a == "CONFIG" else a for a in command]
+    bad = subprocess.run([sys.executable, *command], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: ") and bad.stderr.count("\n") == 1, bad.stderr

@@ -26,7 +26,6 @@ from __future__ import annotations
 import numpy as np
 import torch
 from torch.nn import functional as F
-from tqdm import tqdm
 
 from agents import features, value_kernels
 from agents.neural import NetPolicy
@@ -34,6 +33,7 @@ from agents.nets import PolicyValueNet
 from agents.search_kernels import MARGIN, simulation_rewards
 from engine import access, rules, symmetry
 from env.observation import OBS_SIZE, turn_observations
+from evaluation.progress import progress_bar
 
 from .config import TrainConfig
 
@@ -182,7 +182,7 @@ class Learner:
         self.net.train()
         n = self.num_players
         stats = {"policy_loss": [], "value_loss": [], "entropy": []}
-        for _ in tqdm(range(steps), desc=progress, unit="step", disable=progress is None, leave=False):
+        for _ in progress_bar(range(steps), desc=progress, unit="step", disable=progress is None, leave=False):
             obs, mask, target, value, exposure = self.buffer.sample(self.settings.batch_size, self.rng)
             if self.settings.symmetries:
                 obs, mask, target, exposure = self._turned(obs, mask, target, exposure)
@@ -235,7 +235,7 @@ class Learner:
         lr = self.settings.evaluator_learning_rate
         n, team = self.num_players, self.team
         losses = []
-        for step in tqdm(range(steps), desc=progress, unit="step", disable=progress is None, leave=False):
+        for step in progress_bar(range(steps), desc=progress, unit="step", disable=progress is None, leave=False):
             for group in self.evaluator_optimizer.param_groups:
                 group["lr"] = lr * 0.5 * (1 + np.cos(np.pi * step / steps)) if anneal else lr
             x, target = sample(self.settings.evaluator_batch_size, self.rng)

@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 from torch import nn
-from tqdm import tqdm
 
 from agents.neural import NetPolicy
 from agents.nets import PolicyValueNet
 from engine import rules
+from engine.batch import check_states
 from env.vector import TwentyFourSevenVectorEnv
+from evaluation.progress import progress_bar
 
 from .config import TrainConfig
 from .opponents import batch_greedy_actions, random_actions
@@ -138,8 +139,8 @@ class PPOTrainer:
         # kernels during its first step (once per machine; cached after)
         first = not getattr(self, "_collected", False)
         self._collected = True
-        for _ in tqdm(range(self.pc.steps_per_iteration), desc="collecting the first batch",
-                      unit="step", disable=not first, leave=False):
+        for _ in progress_bar(range(self.pc.steps_per_iteration), desc="collecting the first batch",
+                              unit="step", disable=not first, leave=False):
             learner = self._learner_rows()
             actions = np.zeros(n, dtype=np.int64)
             rows = np.flatnonzero(learner)
@@ -245,11 +246,15 @@ class PPOTrainer:
 
     # --- checkpoints -----------------------------------------------------------------------------
     def state_dict(self) -> dict:
+        env = self.envs.get_state()
+        # checked now as the resume will check it (`env.set_state`): a state that could not
+        # be resumed fails here, and the resume's check compiles nothing the run did not
+        check_states(env["grid"], env["info"], env["num_players"], env["team"])
         return {
             "optimizer": self.optimizer.state_dict(), "iteration": self.iteration,
             "env_steps": self.env_steps, "games": self.games, "pool": self.pool,
             "rng": self.rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
-            "env": self.envs.get_state(), "obs": self.obs, "mask": self.mask, "current": self.current,
+            "env": env, "obs": self.obs, "mask": self.mask, "current": self.current,
             "kind": self.kind, "learner_seat": self.learner_seat, "past_index": self.past_index,
             "episode": self.episode, "pending": self.pending.arrays(),
         }

@@ -164,6 +164,10 @@ class RunDir:
             self._tb = SummaryWriter(str(self.path / "tb"))
         return self._tb
 
+    def intact_metrics(self) -> list[dict]:
+        """The rows of metrics.csv up to its first damaged line (none: [])."""
+        return self._scan_metrics()[1]
+
     def _read_metrics(self) -> tuple[list[str], list[dict]]:
         """(header, rows) of metrics.csv, empty when there is none; MetricsDamaged if
         any line is cut or malformed or the rows are not iterations 1, 2, ... in order."""

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from engine import GameState, layout, rules
 from engine.view import PlayerView
+from evaluation.progress import progress_bar
 
 GAMES_PER_CHUNK = 16
 
@@ -190,8 +190,8 @@ def teacher_games(teacher, games: int, seed: int, num_players: int = 2, team: bo
             if path.is_file():
                 parts[i] = TeacherGames.load(path)
     todo = [i for i, part in enumerate(parts) if part is None]
-    bar = tqdm(total=games, initial=games - sum(chunks[i][2] for i in todo),
-               desc=f"games ({teacher})", unit="game", disable=not progress, dynamic_ncols=True)
+    bar = progress_bar(total=games, initial=games - sum(chunks[i][2] for i in todo),
+                       desc=f"games ({teacher})", unit="game", disable=not progress, dynamic_ncols=True)
 
     def finished(i: int, part: TeacherGames) -> None:
         parts[i] = part
@@ -211,19 +211,29 @@ def teacher_games(teacher, games: int, seed: int, num_players: int = 2, team: bo
     elif todo:
         import multiprocessing
 
-        with ProcessPoolExecutor(local_workers, mp_context=multiprocessing.get_context("spawn"),
-                                 initializer=_start_worker) as pool:
+        pool = ProcessPoolExecutor(local_workers, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_start_worker)
+        try:
             for i, part in zip(todo, pool.map(_play_chunk, [chunks[i] for i in todo])):
                 finished(i, part)
+        except BaseException:  # e.g. a second Ctrl-C: no waiting for the chunks not started
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
     bar.close()
     return TeacherGames.concatenate(parts)
 
 
 def _start_worker() -> None:
     """A game worker exits with the trainer (a killed trainer leaves no orphan playing on),
-    and the workers share the cores: one torch thread each (a pool of torch threads per
-    worker would fight the other workers for the two cores)."""
+    leaves Ctrl-C to the trainer (which finishes the generation, or stops at once on a
+    second one: train.py), and the workers share the cores: one torch thread each (a pool
+    of torch threads per worker would fight the other workers for the two cores)."""
+    import signal
+
     import torch
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     from evaluation.executor import exit_with_parent
 
