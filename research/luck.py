@@ -1,5 +1,7 @@
-"""Issue 61 item 1 (stopped at its go/no-go: benchmarks/results/luck.md): luck-adjusted
-scores, the result of a game minus what chance (and known randomness) gave.
+"""Issue 61 item 1: luck-adjusted scores, the result of a game minus what chance (and known
+randomness) gave.
+RESULTS.md: "2026-12-06, 14:40-15:30 UTC" (luck-adjusted scores, the go/no-go)
+Verdict: stop (1.07x at best against the bar of 1.3x; research/luck_gonogo.py measures it).
 
 A game's pairwise score (1 if side s finished ahead of side t, 0.5 level, 0 behind:
 `evaluation.stats.Pairwise`) mixes skill with luck: the tiles drawn, and the moves of

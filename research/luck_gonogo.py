@@ -1,6 +1,6 @@
 """Issue 61 item 1, the go/no-go of luck-adjusted scores, on stored tournaments.
-
-Verdict (benchmarks/results/luck.md, 2026-12-06): stop. The best value estimate, the
+RESULTS.md: "2026-12-06, 14:40-15:30 UTC" (luck-adjusted scores, the go/no-go)
+Verdict: stop. The best value estimate, the
 shipped fast evaluator read on the full state, cuts a deal's score variance by 5-8%
 (CPU gain 1.07 in 2 and 4 players; bar 1.3); rollout values and re-run decision terms
 add variance.

@@ -1,4 +1,6 @@
 """Issue 61 item 4: how well a network's raw policy at a temperature models a search agent.
+RESULTS.md: "2026-12-06, 15:00-16:40 UTC" (a search target's model for the best response)
+Verdict: top-1 0.51 (`selfplay:time=0.01`) and 0.44 (`ismcts:time=0.01`); temperature 1 is the most likely.
 
 The best response (`br`) models its target inside its tree and weights its guesses of the
 target's hands by the target's reach. A search target (`selfplay:time=0.01`) has no
