@@ -16,6 +16,7 @@ partner a tile (show actions are not scored).
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from engine import access, kernels, rules
 from engine.determinize import SCRATCH_LEN, sample_world
@@ -23,7 +24,23 @@ from engine.determinize import SCRATCH_LEN, sample_world
 from . import value_kernels as vk
 from .base import Agent, positive_int, register, warm_up_view
 from .nets import load_net
-from .search_kernels import MARGIN, afterstate_value
+from .search_kernels import simulation_rewards
+from .settings import MARGIN
+
+
+@njit(inline="always", cache=True)
+def afterstate_value(grid, info, action, seat, margin, net, after_grid, after_info, features, hidden, best, values):
+    """`seat`'s value of the state (grid, info) after `action`: the packed evaluator `net` on
+    the position reached (copied to after_grid/after_info), or the exact search reward with
+    `margin` where the move ends the game. Scratch: features, hidden, best as
+    `value_kernels.evaluate_position`; values float64 (4,)."""
+    kernels.copy_state(grid, info, after_grid, after_info)
+    kernels.apply_action(after_grid, after_info, action)
+    if access.is_over(after_info):
+        simulation_rewards(after_info, values, margin)
+    else:
+        vk.evaluate_position(after_grid, after_info, net, features, hidden, best, values)
+    return values[seat]
 
 
 @kernels.kernel
