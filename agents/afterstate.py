@@ -16,7 +16,6 @@ partner a tile (show actions are not scored).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from engine import access, kernels, rules
 from engine.determinize import SCRATCH_LEN, sample_world
@@ -26,21 +25,6 @@ from .base import Agent, positive_int, register, warm_up_view
 from .nets import load_net
 from .search_kernels import simulation_rewards
 from .settings import MARGIN
-
-
-@njit(inline="always", cache=True)
-def afterstate_value(grid, info, action, seat, margin, net, after_grid, after_info, features, hidden, best, values):
-    """`seat`'s value of the state (grid, info) after `action`: the packed evaluator `net` on
-    the position reached (copied to after_grid/after_info), or the exact search reward with
-    `margin` where the move ends the game. Scratch: features, hidden, best as
-    `value_kernels.evaluate_position`; values float64 (4,)."""
-    kernels.copy_state(grid, info, after_grid, after_info)
-    kernels.apply_action(after_grid, after_info, action)
-    if access.is_over(after_info):
-        simulation_rewards(after_info, values, margin)
-    else:
-        vk.evaluate_position(after_grid, after_info, net, features, hidden, best, values)
-    return values[seat]
 
 
 @kernels.kernel
@@ -58,8 +42,13 @@ def afterstate_values(grid, info, seat, actions, worlds, rng, net, world, after,
     for _ in range(worlds):
         rng = sample_world(grid, info, seat, rng, world_grid, world_info, scratch)
         for j in range(actions.shape[0]):
-            out[j] += afterstate_value(world_grid, world_info, actions[j], seat, MARGIN, net, after_grid, after_info,
-                                       features, hidden, best, values)
+            kernels.copy_state(world_grid, world_info, after_grid, after_info)
+            kernels.apply_action(after_grid, after_info, actions[j])
+            if access.is_over(after_info):
+                simulation_rewards(after_info, values, MARGIN)
+            else:
+                vk.evaluate_position(after_grid, after_info, net, features, hidden, best, values)
+            out[j] += values[seat]
     for j in range(actions.shape[0]):
         out[j] /= worlds
     return rng

@@ -22,16 +22,14 @@ importance resampling filter; the caller resamples):
 * the BR seat drew value x: the weight is multiplied by how many tiles x the particle left
   in the pool (the chance of that draw in it, up to a factor common to all particles).
 
-*The search* (`SEARCHES`) is the one search core (`agents.search_kernels.run`) with three
-parts of its own, its data the target model and the particles: every simulation picks a
-particle uniformly (the caller resampled) and deals a world around it
-(`particle_world`); in the descent a target seat's move is the model's (`target_move`,
-a chance node), the BR's turns are searched (UCB); the rollout (`br_rollout_leaf`) plays
-the model for the target seats and the search's rollout policy for the others (a network
-target's rollout moves are the greedy agent's: a network call per rollout move would cost
-far more than the simulation). With no particles (a target whose policy is not
-modelled), worlds are plain determinizations (`engine.determinize.deal_unseen`) and the
-target's turns are searched like the BR's: ISMCTS.
+*The search* (`SEARCHES`) is the search core (`agents.search_kernels.run`) with parts of
+its own, its data the model and the particles: a world dealt around a particle picked
+uniformly (`particle_world`; the caller resampled); the target's moves in the tree are
+its model's (`target_move`); the rollout plays the model for the target seats, the
+search's rollout policy for the others (`br_rollout_leaf`; a network target's rollout
+moves are the greedy agent's, a network call per rollout move would cost far more than
+the simulation). With no particles (a target not modelled) worlds are plain
+determinizations and the target's turns are searched like the BR's: ISMCTS.
 """
 
 from __future__ import annotations

@@ -12,14 +12,11 @@ Three ways to search a position whose other hands and bag are hidden:
 * ``cheat`` (alias ``cheating_mcts``) — UCT on the true state (every hand and the bag
   order): an upper-bound baseline, marked ``cheating = True``.
 
-All three run on the one search core (`agents.search_kernels`, where the algorithm is
-written out, with its parts passed in: the kernel of `search_kernels.SEARCHES` for the
-settings' expansion order and leaf) and are built from one settings record,
-`agents.settings.SearchSettings` (its module doc has the parameter table: defaults,
-rules, meanings); this module sizes the tree, spends the budget and picks the action:
-the root child with the most visits (ties: the best mean reward for the mover, then the
-lowest action id). `MCTSAgent.use_search` runs another combination of parts (a leaf
-evaluator of your own: docs/architecture.md).
+All three run on the one search core (`agents.search_kernels`: `SEARCHES` by the
+settings' expansion order and leaf, or another combination of parts, `use_search`) with
+one settings record, `agents.settings.SearchSettings` (its module doc has the parameter
+table); this module sizes the tree, spends the budget and picks the action: the root
+child with the most visits (ties: the best mean reward for the mover, then the lowest id).
 
 With 1,000 iterations the defaults amount to a shallow search over the ~16 moves the
 greedy agent ranks best, each judged by short greedy rollouts in sampled worlds.

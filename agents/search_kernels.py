@@ -1,69 +1,57 @@
 """The one search core: Monte Carlo tree search in numba over a preallocated array tree
-(mctx-style; the tree, the workspace and the parameter record are laid out in
-`agents.search_parts` and `agents.settings`), with its parts passed in as numba
-functions, the way mctx passes ``recurrent_fn`` and the selection rule.
-
-`run` is the whole algorithm. Every simulation runs the same three steps:
+(mctx-style, laid out in `agents.search_parts`), its parts passed in as numba functions,
+the way mctx passes ``recurrent_fn`` and the selection rule. `run` is the algorithm;
+every simulation:
 
 1. *World and descent.* ``world`` deals the simulation's world into ``work.grid/info``
-   (`deal_world`: with ``observer >= 0``, ISMCTS, a fresh determinization of the
-   observer's information set, the other hands, the bag order and the removed tiles
-   dealt from the unseen tiles, so chance is part of the world; with ``observer = -1``
-   the root state as it is: PIMC, cheating). `descend` walks from the root while the
-   game is not over and the node is not a young leaf (visited fewer than
-   ``expand_after`` times; the root never is). At a seat whose moves are modelled
-   (``model`` gives its move: a best response's target, `agents.br_kernels`) the walk
-   follows that move (`child_with_action`, a chance node); elsewhere (`select_step`) the
-   children legal in this world get AVAIL += 1 and either one more child is *expanded*
-   (a new node; the walk stops there) or the child that ``select`` scores best is
-   followed. Placements name their cell and value, so the board is a function of the
-   path: a child's legality only depends on the mover's hand in this world. A node gets
-   a new child while it has fewer than its legal actions (with progressive widening at
-   most ``1 + widen * sqrt(VISITS)``): at the root the first of the tree's root order
-   (the greedy ranking or a network's policy) when one is set, elsewhere the one
-   ``expand`` picks.
+   (`deal_world`: with ``observer >= 0``, ISMCTS, the other hands, the bag order and the
+   removed tiles dealt afresh from the observer's unseen tiles, so chance is part of the
+   world; with ``observer = -1`` the root as it is: PIMC, cheat). `descend` walks from
+   the root while the game is not over and the node is not a young leaf (visited fewer
+   than ``expand_after`` times; the root never is): where ``model`` gives a seat's move
+   (a best response's target, `agents.br_kernels`) it follows that move
+   (`child_with_action`); elsewhere the children legal in this world get AVAIL += 1 and
+   either one more child is expanded (the walk stops there: at the root the first
+   untried action of the tree's root order, the greedy ranking or a network's policy,
+   when one is set, else the one ``expand`` picks) or the child ``select`` scores best is
+   followed. A node grows while it has fewer children than legal actions, with
+   progressive widening at most ``1 + widen * sqrt(VISITS)``. Placements name their cell
+   and value, so a child's legality only depends on the mover's hand in this world.
 2. *Leaf evaluation.* ``leaf`` writes every seat's value of the world reached into
    ``work.reward``.
-3. *Backup* (`backup`): every node on the path gets VISITS += 1 and every seat's value
-   added.
+3. *Backup* (`backup`): every node on the path gets VISITS += 1 and every seat's value.
 
-The parts (write your own with the same arguments; docs/architecture.md, "A leaf
-evaluator"):
-
-=========  =========================================================  ===================
-part       arguments -> result                                        shipped
-=========  =========================================================  ===================
-world      root_grid, root_info, observer, tiles, num_unseen, work,   `deal_world`
+=========  ===========================================================  ==================
+part       arguments -> result                                          shipped
+=========  ===========================================================  ==================
+world      root_grid, root_info, observer, tiles, num_unseen, work,     `deal_world`
            data, rng -> rng
-select     tree, work, params, node, child, seat -> score              `ucb`
-expand     work, child_mask, num_legal, rng -> (rng, action)           `expand_greedy`,
-                                                                       `expand_random`
-leaf       work, params, data, rng -> rng                              `rollout_leaf`,
-                                                                       `evaluator_leaf`
-model      data, node, work, rng -> (rng, action, or -1: search it)    `no_model`
-=========  =========================================================  ===================
+select     tree, work, params, node, child, seat -> score               `ucb`
+expand     work, child_mask, num_legal, rng -> (rng, action)            `expand_greedy`,
+                                                                        `expand_random`
+leaf       work, params, data, rng -> rng                               `rollout_leaf`,
+                                                                        `evaluator_leaf`
+model      data, node, work, rng -> (rng, the seat's action, or -1)     `no_model`
+=========  ===========================================================  ==================
 
-``params`` is the settings' kernel record (`agents.settings.SearchSettings.kernel_parameters`,
-read by name: ``params.c``); ``data`` is whatever the agent's parts need (the fast
-evaluator's weights, a best response's target model and particles). Each combination of
-parts is its own kernel, a few lines that call `run` (`SEARCHES` below,
-`agents.br_kernels.SEARCHES`): numba compiles only the parts a search uses, inlined into
-it as if written there, and caches it on disk like any kernel.
+``params`` is the settings' record (`agents.settings.SearchSettings.kernel_parameters`,
+read by name: ``params.c``), ``data`` whatever the agent's parts need (the evaluator's
+weights; a best response's model and particles). Each combination of parts is a kernel
+of a few lines that calls `run` (`SEARCHES`; docs/architecture.md, "A leaf evaluator"):
+numba compiles only the parts it uses, inlined, and caches it like any kernel.
 
-The shipped parts: ``ucb`` is the availability-count UCB of single-observer ISMCTS
-(Cowling, Powley & Whitehouse 2012), ``Q + c * sqrt(ln AVAIL / VISITS)``, where AVAIL
-(how often the child was legal when its parent was visited) replaces the parent's visits
-so that an action legal in few worlds is not over-explored; at the root plus the
-progressive bias (Chaslot et al. 2008) ``prior * prior[a] / (1 + VISITS)``.
-``expand_greedy`` picks the rollout policy's preference (most minutes now, then safe
-moves, ties at random), ``expand_random`` any untried action. ``rollout_leaf`` plays the
-epsilon-greedy rollout (`policy_kernels.rollout`) to the end (``depth`` 0) or for at most
-``depth`` placements and scores the position as if the game had ended there; 
-``evaluator_leaf`` scores an unfinished one by the learned evaluator
-(`agents.value_kernels`) instead. Scores are the rewards of docs/rules.md (+1/-1/0; 3-4
-players: the mean against each other seat; teams: the team's result), plus ``margin *
-tanh(lead / 100)`` where ``lead`` is the seat's minutes minus the mean of the other
-seats' (teams: own team minus the other team): a graded signal that separates moves far
+`ucb` is the availability-count UCB of single-observer ISMCTS (Cowling, Powley &
+Whitehouse 2012), ``Q + c * sqrt(ln AVAIL / VISITS)`` (AVAIL, how often the child was
+legal when its parent was visited, so that an action legal in few worlds is not
+over-explored), at the root plus the progressive bias (Chaslot et al. 2008) ``prior *
+prior[a] / (1 + VISITS)``. `expand_greedy` picks the rollout policy's preference (most
+minutes now, then a safe move, ties at random), `expand_random` any untried action.
+`rollout_leaf` plays the epsilon-greedy rollout (`policy_kernels.rollout`) to the end
+(``depth`` 0) or for ``depth`` placements and scores the position as if the game had
+ended there; `evaluator_leaf` scores an unfinished one by the learned evaluator
+(`agents.value_kernels`). Scores (`simulation_rewards`): the rewards of docs/rules.md
+plus ``margin * tanh(lead / 100)``, ``lead`` the seat's minutes minus the mean of the
+others' (teams: own team minus the other): a graded signal that separates moves far
 better than win/loss alone when a simulation budget is small.
 """
 
@@ -180,10 +168,8 @@ def simulation_rewards(info, out, margin):
 
 
 # --- the shipped parts ----------------------------------------------------------------------
-# The parts a simulation calls once (the expansion, the rollout) are compiled kernels, not
-# inlined (each inlined loop adds seconds to a search's compile time); the selection rule,
-# run for every child at every level, and the few lines of a leaf around the rollout are
-# inlined (a call per simulation is a measurable share of a short perfect-information one).
+# The expansion and the rollout are kernels of their own (each inlined loop adds seconds to
+# a search's compile time); the selection rule and the few lines of a leaf are inlined.
 @njit(inline="always", cache=True)
 def deal_world(root_grid, root_info, observer, tiles, num_unseen, work, data, rng):
     """The world of a simulation: a determinization of `observer`'s information set

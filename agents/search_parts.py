@@ -65,14 +65,7 @@ class Evaluator(NamedTuple):
     best: np.ndarray
 
 
-def log_table(size: int = 1 << 16) -> np.ndarray:
-    """ln(n) for n < size (index 0 unused): UCB reads it instead of calling log."""
-    table = np.zeros(size, dtype=np.float64)
-    table[1:] = np.log(np.arange(1, size, dtype=np.float64))
-    return table
-
-
-_LOGS = log_table()
+_LOGS = np.log(np.maximum(np.arange(1 << 16, dtype=np.float64), 1.0))  # ln(n) (0 at n = 0): UCB reads it
 
 
 def new_tree(capacity: int) -> Tree:

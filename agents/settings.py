@@ -3,15 +3,11 @@ cross-checks and meaning, and for the kernel's parameter record.
 
 `SearchSettings` is what the search agents (`agents.search`, `agents.best_response`) are
 built from and what self-play, Ray and the ladder carry (with a network's path beside
-it). Each field is one parameter: its default, its rule (which `agents.make` applies to a
-parameter of that name whichever agent takes it, `RULES`), its meaning, and, for a
-parameter the search kernels read, its type there: those fields, in order, make the
-kernel's parameter record (`kernel_parameters`, a NamedTuple the kernels read by name:
-``params.c``). Adding a parameter is adding a field (and its row in docs/status.md).
-Strings are only its edges: `parse` reads the parameters of a spec
-(``"iterations=1000,prior=3"``, as the command line and config files give them) and
-`spec` writes them back for a label or a saved config. `table` writes the parameters'
-table that the search agents' documentation shows.
+it). Each field is one parameter: its default, its rule (for a parameter of that name of
+any agent, `RULES`), its meaning and, where the kernels read it, its type there: those
+fields make the kernels' parameter record (`kernel_parameters`, a NamedTuple read by
+name, ``params.c``). Strings are only its edges: `parse` reads a spec's parameters
+(``"iterations=1000,prior=3"``), `spec` writes them back, `table` writes the table below.
 
 Parameters (spec ``name:key=value,...``), defaults tuned on duplicate matches against
 `greedy` and `ismcts` (verdicts and evidence: docs/status.md):

@@ -51,7 +51,7 @@ from research.duplicate_deals import deal_scores, mean_and_half_width  # noqa: E
 from benchmarks.machine import describe  # noqa: E402
 from engine import GameState, access, kernels, rules  # noqa: E402
 from engine.deal import random_deal  # noqa: E402
-from engine.determinize import BINOMIAL, SCRATCH_LEN, deal_around_particle, unseen_tiles  # noqa: E402
+from engine.determinize import BINOMIAL, SCRATCH_LEN, deal_around_particle  # noqa: E402
 from engine.layout import PAD_OF_CELL  # noqa: E402
 from engine.view import PlayerView  # noqa: E402
 
