@@ -75,7 +75,7 @@ from .value_kernels import evaluate_position
 ACTION, PARENT, FIRST_CHILD, NEXT_SIBLING, VISITS, AVAIL = range(6)
 ROOT = 0
 NO_NODE = -1
-MARGIN_SCALE = 100.0  # minutes; the margin term is margin * tanh(lead / MARGIN_SCALE)
+LEAD_SCALE = 100.0  # minutes; the margin term is margin * tanh(lead / LEAD_SCALE)
 
 _PASS = rules.PASS_ACTION
 _MAX_VALUE = rules.MAX_VALUE
@@ -155,7 +155,7 @@ def simulation_rewards(info, out, margin):
     if access.is_team(info):
         lead = float((access.score(info, 0) + access.score(info, 2))
                      - (access.score(info, 1) + access.score(info, 3)))
-        bonus = margin * np.tanh(lead / MARGIN_SCALE)
+        bonus = margin * np.tanh(lead / LEAD_SCALE)
         for s in range(4):
             out[s] += bonus if s % 2 == 0 else -bonus
         return
@@ -164,7 +164,7 @@ def simulation_rewards(info, out, margin):
         total += access.score(info, s)
     for s in range(n):
         lead = access.score(info, s) - (total - access.score(info, s)) / (n - 1)
-        out[s] += margin * np.tanh(lead / MARGIN_SCALE)
+        out[s] += margin * np.tanh(lead / LEAD_SCALE)
 
 
 # --- the shipped parts ----------------------------------------------------------------------
