@@ -23,7 +23,8 @@ from engine.determinize import SCRATCH_LEN, sample_world
 from . import value_kernels as vk
 from .base import Agent, positive_int, register, warm_up_view
 from .nets import load_net
-from .search_kernels import MARGIN, afterstate_value
+from .search_kernels import simulation_rewards
+from .settings import MARGIN
 
 
 @kernels.kernel
@@ -41,8 +42,13 @@ def afterstate_values(grid, info, seat, actions, worlds, rng, net, world, after,
     for _ in range(worlds):
         rng = sample_world(grid, info, seat, rng, world_grid, world_info, scratch)
         for j in range(actions.shape[0]):
-            out[j] += afterstate_value(world_grid, world_info, actions[j], seat, MARGIN, net, after_grid, after_info,
-                                       features, hidden, best, values)
+            kernels.copy_state(world_grid, world_info, after_grid, after_info)
+            kernels.apply_action(after_grid, after_info, actions[j])
+            if access.is_over(after_info):
+                simulation_rewards(after_info, values, MARGIN)
+            else:
+                vk.evaluate_position(after_grid, after_info, net, features, hidden, best, values)
+            out[j] += values[seat]
     for j in range(actions.shape[0]):
         out[j] /= worlds
     return rng

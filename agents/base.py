@@ -7,9 +7,10 @@ and a `PlayerView` (engine/view.py) that exposes the public state and the seat's
 hand, and can sample full worlds consistent with them for search. Only agents marked
 ``cheating = True`` may call ``view.full_state()``.
 
-Parameters are checked in one place (`PARAMETER_RULES`): a parameter of any agent named
-``time``, ``iterations``, ``temperature``, ``c``... must satisfy the same rule, with the
-same message, whichever agent takes it, before the agent is built. A spec is read once,
+Parameters are checked in one place (`PARAMETER_RULES`, and `agents.settings.RULES` for
+the search settings): a parameter of any agent named ``time``, ``iterations``,
+``temperature``, ``c``... must satisfy the same rule, with the same message, whichever
+agent takes it, before the agent is built. A spec is read once,
 at its edge (`parse_agent`, `check_spec`): workers carry and build its `AgentRecipe`.
 """
 
@@ -430,25 +431,16 @@ def device(name: str, value) -> str:
     return value
 
 
-# The rule for every agent parameter of that name, whichever agent takes it. A parameter
-# whose default is None may also be given as none. Rules for one agent's own choices
-# (rollout=, leaf=) stay with that agent; they use the helpers above.
+# The rule for every agent parameter of that name, whichever agent takes it: these, and
+# every search setting's (`agents.settings.RULES`: iterations, time, c, epsilon, ...). A
+# parameter whose default is None may also be given as none. Rules for one agent's own
+# choices (rollout=, leaf=) stay with that agent; they use the helpers above.
 PARAMETER_RULES: dict[str, Callable[[str, Any], Any]] = {
-    "time": seconds,
-    "iterations": positive_int,
     "simulations": positive_int,
     "determinizations": positive_int,
     "worlds": positive_int,
     "temperature": number,
-    "c": number,
-    "margin": number,
-    "widen": number,
-    "prior": number,
-    "epsilon": probability,
-    "depth": non_negative_int,
-    "expand_after": non_negative_int,
     "safe": boolean,
-    "evaluator": boolean,
     "device": device,
 }
 
@@ -458,7 +450,9 @@ def check_parameters(arguments: dict[str, Any], signature: inspect.Signature | N
     """Apply `PARAMETER_RULES` (overridden by an agent's own `rules`) to bound constructor
     arguments, normalizing the values in place (e.g. an int time becomes a float).
     Raises ValueError naming the parameter."""
-    rules = {**PARAMETER_RULES, **(rules or {})}
+    from .settings import RULES as SEARCH_RULES
+
+    rules = {**PARAMETER_RULES, **SEARCH_RULES, **(rules or {})}
     for name, value in list(arguments.items()):
         param = signature.parameters.get(name) if signature is not None else None
         if param is not None and param.kind is inspect.Parameter.VAR_KEYWORD:

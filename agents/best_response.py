@@ -112,8 +112,7 @@ class BestResponseAgent(MCTSAgent):
     """ISMCTS-BR against a fixed target (see the module doc)."""
 
     observes_actions = True  # the game loop calls observe_action for every move
-    parameter_rules = {**MCTSAgent.parameter_rules, "target": target_spec,
-                       "target_rollout": partial(choice, allowed=TARGET_ROLLOUTS)}
+    parameter_rules = {"target": target_spec, "target_rollout": partial(choice, allowed=TARGET_ROLLOUTS)}
 
     def __init__(self, target: str, particles: int = DEFAULT_PARTICLES, target_rollout: str = "fast",
                  settings: SearchSettings | None = None, **parameters) -> None:
@@ -274,8 +273,9 @@ class BestResponseAgent(MCTSAgent):
         return self._single_tree(grid, info, view.seat, view.seat)
 
     def _call(self, grid, info, observer, iterations, rng):
-        return bk.search_br(grid, info, observer, iterations, self._params, np.uint64(rng), self._tree, self._work,
-                            self._model, self._hands)
+        bk.clear_cache(self._model)  # the memo's node ids are this search's
+        self.use_search(bk.SEARCHES[self.settings.expand], (self._model, self._hands))
+        return super()._call(grid, info, observer, iterations, rng)
 
 
 show_search_parameters(BestResponseAgent)

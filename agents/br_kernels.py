@@ -22,15 +22,14 @@ importance resampling filter; the caller resamples):
 * the BR seat drew value x: the weight is multiplied by how many tiles x the particle left
   in the pool (the chance of that draw in it, up to a factor common to all particles).
 
-*The search* (`search_br`): every simulation picks a particle uniformly (the caller
-resampled), deals a world around it, and descends the tree: at a target seat's turn the
-model's move is followed (a chance node, `search_kernels.child_with_action`), at the BR's
-turns the search's selection (UCB); the rollout plays the model for the target seats and
-the search's rollout policy for the others (a network target's rollout moves are the
-greedy agent's: a network call per rollout move would cost far more than the simulation).
-With no particles (a target whose policy is not modelled), worlds are plain
-determinizations (`engine.determinize.deal_unseen`) and the target's turns are searched
-like the BR's: ISMCTS.
+*The search* (`SEARCHES`) is the search core (`agents.search_kernels.run`) with parts of
+its own, its data the model and the particles: a world dealt around a particle picked
+uniformly (`particle_world`; the caller resampled); the target's moves in the tree are
+its model's (`target_move`); the rollout plays the model for the target seats, the
+search's rollout policy for the others (`br_rollout_leaf`; a network target's rollout
+moves are the greedy agent's, a network call per rollout move would cost far more than
+the simulation). With no particles (a target not modelled) worlds are plain
+determinizations and the target's turns are searched like the BR's: ISMCTS.
 """
 
 from __future__ import annotations
@@ -50,8 +49,8 @@ from env.observation import OBS_SIZE, encode_into
 from .net_kernels import new_scratch, placement_logits
 from .policy_kernels import (expected_exposure_after_placements, exposure_after_placements, greedy_action,
                              policy_placement)
-from .search_kernels import ROOT, backup, descend_from, follow, simulation_rewards
-from .search_parts import LEAF_ROLLOUT, P_DEPTH, P_EPSILON, P_LEAF, P_MARGIN, SCRATCH_COUNTS, SCRATCH_TILES
+from .search_kernels import ROOT, expand_greedy, expand_random, run, simulation_rewards, ucb
+from .search_parts import SCRATCH_COUNTS, SCRATCH_TILES
 
 # the kinds of target model
 MODEL_NONE = 0  # not modelled: the target's turns are searched (plain ISMCTS)
@@ -78,7 +77,7 @@ class TargetModel(NamedTuple):
 
     config   int64 (CONFIG_LEN,)  kind, seats bitmask, epsilon threshold, safe, exposure kind,
                                   fast rollouts (the target's rollout moves are the greedy rollout
-                                  policy's, `_rollout_br`)
+                                  policy's, `br_rollout_leaf`)
     reals    float64 (2,)         the network's temperature, the outlook's follow-up weight
     world_*                       a world (the belief's scratch); copy_*: the greedy kernel's copy
     scratch  int64 (128,)         the greedy kernel's scratch
@@ -460,33 +459,37 @@ def _cross_over(grid, info, observer, hands, weights, before, action, model, rng
     return rng
 
 
-# --- the search -------------------------------------------------------------------------------
-@kernel
-def _descend_br(tree, work, params, model, rng):
-    """`search_kernels.descend_from` the root, the target's turns played by its model."""
-    memo = is_deterministic(model)
-    seats = model.config[CONFIG_SEATS] if model.config[CONFIG_KIND] != MODEL_NONE else np.int64(0)  # `is_target`
-    rng, node, ended = descend_from(tree, work, params, ROOT, rng, seats)
-    while not ended:  # the target is to move at `node`
-        if memo:
-            rng, a = cached_target_action(model, node, work.grid, work.info, rng)
-        else:
-            rng, a = target_action(model, work.grid, work.info, rng)
-        node, stop = follow(tree, work, node, a)
-        if stop:
-            break
-        rng, node, ended = descend_from(tree, work, params, node, rng, seats)
-    return rng, node
+# --- the search: the core's parts of a best response; its data is (model, hands) ---------------
+@njit(inline="always", cache=True)
+def particle_world(root_grid, root_info, observer, tiles, num_unseen, work, data, rng):
+    """A world dealt around a particle of `hands` (P, 4, 11) picked uniformly, or with
+    P = 0 a plain determinization."""
+    model, hands = data
+    return deal_around_particle(root_grid, root_info, observer, hands, model.config[CONFIG_SEATS], tiles, num_unseen,
+                                rng, work.grid, work.info, model.scratch)
+
+
+@njit(inline="always", cache=True)
+def target_move(data, node, work, rng):
+    """At a target seat's turn its model's move (memoized when deterministic), else -1:
+    the search chooses."""
+    model = data[0]
+    if not is_target(model, access.current_seat(work.info)):
+        return rng, np.int64(-1)
+    if is_deterministic(model):
+        return cached_target_action(model, node, work.grid, work.info, rng)
+    return target_action(model, work.grid, work.info, rng)
 
 
 @kernel
-def _rollout_br(work, params, model, rng):
+def br_rollout_leaf(work, params, data, rng):
     """Play the target's model for its seats and the epsilon-greedy rollout policy for
-    the others, to the end or for P_DEPTH placements (LEAF_ROLLOUT: to the end); score
-    the position reached into work.reward. Returns the rng."""
+    the others, to the end (params.depth 0) or for params.depth placements; score the
+    position reached into work.reward. Returns the rng."""
+    model = data[0]
     grid, info = work.grid, work.info
-    depth = np.int64(0) if params[P_LEAF] == LEAF_ROLLOUT else np.int64(params[P_DEPTH])
-    epsilon = np.int64(params[P_EPSILON])
+    depth = params.depth
+    epsilon = params.epsilon
     placements = 0
     fast = model.config[CONFIG_FAST_ROLLOUT] != 0
     network = model.config[CONFIG_KIND] == MODEL_NETWORK
@@ -506,25 +509,20 @@ def _rollout_br(work, params, model, rng):
         apply_action(grid, info, a)
         if a < _PASS:
             placements += 1
-    simulation_rewards(info, work.reward, params[P_MARGIN])
+    simulation_rewards(info, work.reward, params.margin)
     return rng
 
 
 @kernel
-def search_br(root_grid, root_info, observer, iterations, params, rng, tree, work, model, hands):
-    """Run `iterations` ISMCTS-BR simulations for `observer` (see the module doc): each
-    from a world dealt around a particle of `hands` (P, 4, 11) picked uniformly, or with
-    P = 0 a plain determinization. Returns the rng."""
-    num_players = access.num_players(root_info)
-    tiles = work.scratch[SCRATCH_TILES:SCRATCH_TILES + rules.NUM_TILES]
-    num_unseen = unseen_tiles(root_grid, root_info, observer, work.scratch[SCRATCH_COUNTS:SCRATCH_COUNTS + 11],
-                              tiles)
-    seats = model.config[CONFIG_SEATS]
-    clear_cache(model)  # node ids are this search's
-    for _ in range(iterations):
-        rng = deal_around_particle(root_grid, root_info, observer, hands, seats, tiles, num_unseen, rng, work.grid,
-                                   work.info, model.scratch)
-        rng, node = _descend_br(tree, work, params, model, rng)
-        rng = _rollout_br(work, params, model, rng)
-        backup(tree, node, work.reward, num_players)
-    return rng
+def search_br_greedy(root_grid, root_info, observer, iterations, params, rng, tree, work, data):
+    return run(root_grid, root_info, observer, iterations, params, rng, tree, work, data, particle_world, ucb,
+               expand_greedy, br_rollout_leaf, target_move)
+
+
+@kernel
+def search_br_random(root_grid, root_info, observer, iterations, params, rng, tree, work, data):
+    return run(root_grid, root_info, observer, iterations, params, rng, tree, work, data, particle_world, ucb,
+               expand_random, br_rollout_leaf, target_move)
+
+
+SEARCHES = {"greedy": search_br_greedy, "random": search_br_random}  # by the settings' `expand`

@@ -12,12 +12,11 @@ Three ways to search a position whose other hands and bag are hidden:
 * ``cheat`` — UCT on the true state (every hand and the bag
   order): an upper-bound baseline, marked ``cheating = True``.
 
-All three run on the one search core (`agents.search_kernels`, where the algorithm is
-written out, with its parts chosen in `agents.search_parts`) and are built from one
-settings record, `agents.settings.SearchSettings` (its module doc has the parameter
-table: defaults, rules, meanings); this module sizes the tree, spends the budget and
-picks the action: the root child with the most visits (ties: the best mean reward for
-the mover, then the lowest action id).
+All three run on the one search core (`agents.search_kernels`: `SEARCHES` by the
+settings' expansion order and leaf, or another combination of parts, `use_search`) with
+one settings record, `agents.settings.SearchSettings` (its module doc has the parameter
+table); this module sizes the tree, spends the budget and picks the action: the root
+child with the most visits (ties: the best mean reward for the mover, then the lowest id).
 
 With 1,000 iterations the defaults amount to a shallow search over the ~16 moves the
 greedy agent ranks best, each judged by short greedy rollouts in sampled worlds.
@@ -54,9 +53,6 @@ from .base import Agent, positive_int, register, warm_up_view
 from .policy_kernels import greedy_ranking
 from .settings import GUIDED, NAMES, SHARED, SearchSettings
 
-# each settings parameter's rule, checked by `agents.make` before an agent is built
-SETTINGS_RULES = {f.name: f.metadata["rule"] for f in dataclasses.fields(SearchSettings)}
-
 
 def search_settings(settings: SearchSettings | None, parameters: dict) -> SearchSettings:
     """The settings an agent is built from: `settings`, or the record of `parameters`
@@ -72,8 +68,6 @@ def search_settings(settings: SearchSettings | None, parameters: dict) -> Search
 
 class MCTSAgent(Agent):
     """Shared budget handling and action choice; subclasses say which root to search."""
-
-    parameter_rules = SETTINGS_RULES
 
     @classmethod
     def check_arguments(cls, arguments) -> None:
@@ -91,6 +85,7 @@ class MCTSAgent(Agent):
         self._params = s.kernel_parameters(evaluated)
         self._tree = parts.new_tree(self.iterations + 1 if self.time is None else 1 << 14)
         self._work = parts.new_workspace()
+        self.use_search(sk.SEARCHES[s.expand, "rollout"])
         self._keys = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.int64)
         self._rank_grid = np.zeros((layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16)
         self._rank_info = np.zeros(layout.INFO_LEN, dtype=np.int64)
@@ -131,15 +126,20 @@ class MCTSAgent(Agent):
             per = max(now - start, 1e-7) / chunk
             chunk = int(max(1, min(4 * chunk, left / 4 / per)))
 
+    def use_search(self, kernel, data=None) -> None:
+        """Search with `kernel`, the core with its parts (`search_kernels.run`; one of
+        `search_kernels.SEARCHES`, or your own), passing `data` to its parts."""
+        self._kernel, self._data = kernel, data
+
     def use_evaluator(self, packed: np.ndarray) -> None:
         """Score rollouts cut before the game's end with a packed `agents.value_kernels`
         MLP instead of as if the game had ended there."""
-        self._work = parts.new_workspace(packed)
         if self.depth > 0:
-            self._params[parts.P_LEAF] = parts.LEAF_EVALUATOR
+            self.use_search(sk.SEARCHES[self.settings.expand, "evaluator"], parts.new_evaluator(packed))
 
     def _call(self, grid, info, observer, iterations, rng):
-        return sk.search(grid, info, observer, iterations, self._params, np.uint64(rng), self._tree, self._work)
+        return self._kernel(grid, info, observer, iterations, self._params, np.uint64(rng), self._tree, self._work,
+                            self._data)
 
     def _root_stats(self, seat):
         """(actions, visits, summed value for `seat`) of the root's children."""
@@ -256,7 +256,7 @@ class ISMCTSAgent(MCTSAgent):
         if self._guide is None:
             super()._rank_root(view)
             return
-        order, prior = self._guide.root_order(view, with_prior=self._params[parts.P_PRIOR_WEIGHT] > 0)
+        order, prior = self._guide.root_order(view, with_prior=self._params.prior > 0)
         self._tree.order[: len(order)] = order
         self._tree.meta[parts.ORDER_LEN] = len(order)
         if prior is not None:

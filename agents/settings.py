@@ -1,12 +1,13 @@
 """The search settings record: the one place for each search parameter's default, rule,
-cross-checks and meaning, and for the kernel's parameter array.
+cross-checks and meaning, and for the kernel's parameter record.
 
 `SearchSettings` is what the search agents (`agents.search`, `agents.best_response`) are
 built from and what self-play, Ray and the ladder carry (with a network's path beside
-it). Strings are only its edges: `parse` reads the parameters of a spec
-(``"iterations=1000,prior=3"``, as the command line and config files give them) and
-`spec` writes them back for a label or a saved config. `table` writes the parameters'
-table that the search agents' documentation shows.
+it). Each field is one parameter: its default, its rule (for a parameter of that name of
+any agent, `RULES`), its meaning and, where the kernels read it, its type there: those
+fields make the kernels' parameter record (`kernel_parameters`, a NamedTuple read by
+name, ``params.c``). Strings are only its edges: `parse` reads a spec's parameters
+(``"iterations=1000,prior=3"``), `spec` writes them back, `table` writes the table below.
 
 Parameters (spec ``name:key=value,...``), defaults tuned on duplicate matches against
 `greedy` and `ismcts` (verdicts and evidence: docs/status.md):
@@ -17,65 +18,57 @@ Parameters (spec ``name:key=value,...``), defaults tuned on duplicate matches ag
 from __future__ import annotations
 
 import dataclasses
+from collections import namedtuple
 from dataclasses import dataclass, field
+from functools import partial
 
-import numpy as np
-
-from . import search_parts as parts
 from .base import boolean, choice, non_negative_int, number, positive_int, probability, seconds
 from .policy_kernels import epsilon_threshold
 
 ROLLOUT_DEPTH = 4  # rollout placements at most, scored by the end-of-game guess
 EVALUATED_DEPTH = 1  # rollout placements before a network's fast evaluator scores the position
 MARGIN = 0.5  # the default margin weight (the fast evaluator learns rewards with it)
-EXPANSIONS = {"greedy": parts.EXPAND_GREEDY, "random": parts.EXPAND_RANDOM}
+EXPANSIONS = ("greedy", "random")  # `agents.search_kernels.expand_greedy`, `expand_random`
 
 
-def _expand(name, value):
-    return choice(name, value, tuple(EXPANSIONS))
-
-
-def _time(name, value):
-    return None if value is None else seconds(name, value)
-
-
-def _depth(name, value):
-    return None if value is None else non_negative_int(name, value)
-
-
-def _param(default, rule, doc, guided=False):
+def setting(default, rule, doc, kernel=None, guided=False):
     """A settings field: its default, its rule (name, value) -> checked value, its meaning;
-    `guided`: a parameter of a network-guided search only (ismcts with net=PATH)."""
-    return field(default=default, metadata={"rule": rule, "doc": doc, "guided": guided})
+    `kernel`: its type in the kernel's parameter record (float, int, or a conversion), None
+    for a parameter the kernels do not read; `guided`: a parameter of a network-guided
+    search only (ismcts with net=PATH)."""
+    return field(default=default, metadata={"rule": rule, "doc": doc, "kernel": kernel, "guided": guided})
 
 
 @dataclass(frozen=True)
 class SearchSettings:
     """The settings of one Monte Carlo tree search (see the module doc); checked when built."""
 
-    iterations: int = _param(1000, positive_int, "simulations per move (ignored when `time` is given)")
-    time: float | None = _param(None, _time, "seconds per move instead of a fixed number of iterations")
-    c: float = _param(0.5, number, "UCB's exploration constant (rewards are in [-1 - margin, 1 + margin])")
-    epsilon: float = _param(0.1, probability, "random-move probability of the epsilon-greedy rollout (0: greedy, "
-                                              "1: uniformly random)")
-    depth: int | None = _param(None, _depth, "rollout placements at most (0 = to the game's end); a cut rollout is "
-                                             "scored as if the game ended there, or by a network's fast evaluator; "
-                                             "default 4, or 1 with the evaluator")
-    margin: float = _param(MARGIN, number, "weight of tanh(score lead / 100) added to each reward")
-    expand: str = _param("greedy", _expand, "order of new children below the root: ``greedy`` (the rollout "
-                                            "policy's) or ``random``; the root's is the greedy ranking or the "
-                                            "network's policy")
-    expand_after: int = _param(40, non_negative_int, "a node grows children once visited this often (the root "
-                                                     "always); before that, simulations roll out from it")
-    widen: float = _param(0.5, number, "progressive widening: a node visited n times has at most "
-                                       "1 + widen * sqrt(n) children (0 = all legal actions)")
-    prior: float = _param(0.0, number, "weight of the network's policy as a progressive bias at the root",
-                          guided=True)
-    evaluator: bool = _param(True, boolean, "score cut rollouts with the network's fast evaluator", guided=True)
+    iterations: int = setting(1000, positive_int, "simulations per move (ignored when `time` is given)")
+    time: float | None = setting(None, seconds, "seconds per move instead of a fixed number of iterations")
+    c: float = setting(0.5, number, "UCB's exploration constant (rewards are in [-1 - margin, 1 + margin])",
+                       kernel=float)
+    epsilon: float = setting(0.1, probability, "random-move probability of the epsilon-greedy rollout (0: greedy, "
+                                               "1: uniformly random)", kernel=epsilon_threshold)
+    depth: int | None = setting(None, non_negative_int, "rollout placements at most (0 = to the game's end); a cut "
+                                "rollout is scored as if the game ended there, or by a network's fast evaluator; "
+                                "default 4, or 1 with the evaluator", kernel=int)
+    margin: float = setting(MARGIN, number, "weight of tanh(score lead / 100) added to each reward", kernel=float)
+    expand: str = setting("greedy", partial(choice, allowed=EXPANSIONS), "order of new children below the root: "
+                          "``greedy`` (the rollout policy's) or ``random``; the root's is the greedy ranking or the "
+                          "network's policy")
+    expand_after: int = setting(40, non_negative_int, "a node grows children once visited this often (the root "
+                                                      "always); before that, simulations roll out from it", kernel=int)
+    widen: float = setting(0.5, number, "progressive widening: a node visited n times has at most "
+                                        "1 + widen * sqrt(n) children (0 = all legal actions)", kernel=float)
+    prior: float = setting(0.0, number, "weight of the network's policy as a progressive bias at the root",
+                           kernel=float, guided=True)
+    evaluator: bool = setting(True, boolean, "score cut rollouts with the network's fast evaluator", guided=True)
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
-            object.__setattr__(self, f.name, f.metadata["rule"](f.name, getattr(self, f.name)))
+            value = getattr(self, f.name)
+            if value is not None or f.default is not None:  # None stays None where it is the default
+                object.__setattr__(self, f.name, f.metadata["rule"](f.name, value))
 
     # --- the edges ------------------------------------------------------------------------
     @classmethod
@@ -89,10 +82,11 @@ class SearchSettings:
         positional, kwargs = parse_parameters(text, text)
         if positional:
             raise ValueError(f"search settings {text!r}: every parameter is key=value, got {positional}")
-        refuse_retired_parameters(kwargs, NAMES, f"search settings {text!r}")
-        unknown = sorted(set(kwargs) - set(NAMES))
+        names = tuple(f.name for f in dataclasses.fields(cls))
+        refuse_retired_parameters(kwargs, names, f"search settings {text!r}")
+        unknown = sorted(set(kwargs) - set(names))
         if unknown:
-            raise ValueError(f"search settings {text!r}: unknown parameter(s) {unknown}; known: {', '.join(NAMES)}")
+            raise ValueError(f"search settings {text!r}: unknown parameter(s) {unknown}; known: {', '.join(names)}")
         return cls(**kwargs)
 
     def spec(self) -> str:
@@ -119,14 +113,33 @@ class SearchSettings:
             return self.depth
         return EVALUATED_DEPTH if evaluated else ROLLOUT_DEPTH
 
-    def kernel_parameters(self, evaluated: bool = False) -> np.ndarray:
-        """The search kernel's parameter record (`search_parts.parameters`); `evaluated`: a
-        fast evaluator scores cut rollouts (LEAF_EVALUATOR)."""
-        depth = self.rollout_depth(evaluated)
-        leaf = parts.LEAF_ROLLOUT if depth == 0 else parts.LEAF_EVALUATOR if evaluated else parts.LEAF_HEURISTIC
-        return parts.parameters(self.c, leaf=leaf, depth=depth, epsilon=epsilon_threshold(self.epsilon),
-                                margin=self.margin, expand=EXPANSIONS[self.expand], expand_after=self.expand_after,
-                                widen=self.widen, prior_weight=self.prior)
+    def kernel_parameters(self, evaluated: bool = False):
+        """The search kernels' parameter record (`kernel_record`) of these settings;
+        `evaluated`: a fast evaluator scores cut rollouts (the default depth is 1)."""
+        resolved = dataclasses.replace(self, depth=self.rollout_depth(evaluated))
+        return kernel_record(type(self))(*(f.metadata["kernel"](getattr(resolved, f.name))
+                                           for f in dataclasses.fields(self) if f.metadata["kernel"]))
+
+    @classmethod
+    def table(cls) -> str:
+        """The parameters' reStructuredText table: name, default, meaning."""
+        rows = [(f.name, "none" if f.default is None else str(f.default).lower() if isinstance(f.default, bool)
+                 else str(f.default), f.metadata["doc"] + (" (ismcts with net=PATH)" if f.metadata["guided"] else ""))
+                for f in dataclasses.fields(cls)]
+        line = "============ ======= " + "=" * 60
+        body = [f"{n:<12} {d:<7} {m}" for n, d, m in rows]
+        return "\n".join([line, *body, line])
+
+
+def kernel_record(cls: type) -> type:
+    """The NamedTuple type of `cls`' kernel parameter record (`cls.Record`): the fields
+    that have a kernel type, in field order."""
+    if "Record" not in vars(cls):
+        record = namedtuple("Record", [f.name for f in dataclasses.fields(cls) if f.metadata["kernel"]],
+                            module=cls.__module__)
+        record.__qualname__ = f"{cls.__qualname__}.Record"  # pickled by name in numba's cache index
+        cls.Record = record
+    return cls.Record
 
 
 def _text(value) -> str:
@@ -139,6 +152,7 @@ def _text(value) -> str:
 
 
 NAMES = tuple(f.name for f in dataclasses.fields(SearchSettings))
+RULES = {f.name: f.metadata["rule"] for f in dataclasses.fields(SearchSettings)}  # `agents.base.check_parameters`
 SHARED = tuple(f.name for f in dataclasses.fields(SearchSettings) if not f.metadata["guided"])
 GUIDED = tuple(f.name for f in dataclasses.fields(SearchSettings) if f.metadata["guided"])
 
@@ -171,14 +185,5 @@ class GuidedSearch:
         return f"ismcts:net={self.net}" + (f",{rest}" if rest else "")
 
 
-def table() -> str:
-    """The parameters' reStructuredText table: name, default, meaning."""
-    rows = [(f.name, "none" if f.default is None else str(f.default).lower() if isinstance(f.default, bool)
-             else str(f.default), f.metadata["doc"] + (" (ismcts with net=PATH)" if f.metadata["guided"] else ""))
-            for f in dataclasses.fields(SearchSettings)]
-    line = "============ ======= " + "=" * 60
-    body = [f"{n:<12} {d:<7} {m}" for n, d, m in rows]
-    return "\n".join([line, *body, line])
-
-
-__doc__ = __doc__.format(table=table())
+kernel_record(SearchSettings)
+__doc__ = __doc__.format(table=SearchSettings.table())

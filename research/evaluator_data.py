@@ -44,7 +44,8 @@ from torch.nn import functional as F
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from agents.nets import Evaluator, load_net, save_checkpoint  # noqa: E402
-from agents.search_kernels import MARGIN, simulation_rewards  # noqa: E402
+from agents.search_kernels import simulation_rewards  # noqa: E402
+from agents.settings import MARGIN  # noqa: E402
 from benchmarks.machine import describe  # noqa: E402
 from training.learner import rotated_to_movers, slot_seats  # noqa: E402
 from training.teacher import TeacherGames  # noqa: E402

@@ -53,7 +53,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from agents import value_kernels as vk  # noqa: E402
 from agents.base import make  # noqa: E402
 from agents.nets import load_net  # noqa: E402
-from agents.search_kernels import MARGIN, simulation_rewards  # noqa: E402
+from agents.search_kernels import simulation_rewards  # noqa: E402
+from agents.settings import MARGIN  # noqa: E402
 from benchmarks.machine import describe  # noqa: E402
 from engine import layout  # noqa: E402
 from engine.determinize import SCRATCH_LEN, sample_world  # noqa: E402

@@ -73,7 +73,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from agents import value_kernels as vk  # noqa: E402
 from agents.nets import Evaluator  # noqa: E402
-from agents.search_kernels import MARGIN, simulation_rewards  # noqa: E402
+from agents.search_kernels import simulation_rewards  # noqa: E402
+from agents.settings import MARGIN  # noqa: E402
 from engine import layout, rules  # noqa: E402
 from engine.symmetry import NUM_TURNS, TURNED  # noqa: E402
 from research import nnue  # noqa: E402

@@ -47,12 +47,11 @@ import agents  # noqa: E402
 from agents import search_kernels as sk  # noqa: E402
 from agents.play import play_game  # noqa: E402
 from agents.search import ISMCTSAgent  # noqa: E402
-from agents.search_parts import SCRATCH_COUNTS, SCRATCH_TILES  # noqa: E402
 from research.duplicate_deals import deal_scores, mean_and_half_width  # noqa: E402
 from benchmarks.machine import describe  # noqa: E402
 from engine import GameState, access, kernels, rules  # noqa: E402
 from engine.deal import random_deal  # noqa: E402
-from engine.determinize import BINOMIAL, SCRATCH_LEN, deal_around_particle, unseen_tiles  # noqa: E402
+from engine.determinize import BINOMIAL, SCRATCH_LEN, deal_around_particle  # noqa: E402
 from engine.layout import PAD_OF_CELL  # noqa: E402
 from engine.view import PlayerView  # noqa: E402
 
@@ -207,20 +206,21 @@ def fit_hand_model(x, unseen, hands, held, seed: int):
 
 
 # --- a search whose worlds deal the opponent's hand from a belief (step 4) ----------------------
+@njit(inline="always", cache=True)
+def hand_world(root_grid, root_info, observer, tiles, num_unseen, work, data, rng):
+    """A world part of the search core: dealt around a particle of `hands`
+    (`engine.determinize.deal_around_particle`); data = (hands, fixed seats, scratch)."""
+    hands, fixed, scratch = data
+    return deal_around_particle(root_grid, root_info, observer, hands, fixed, tiles, num_unseen, rng, work.grid,
+                                work.info, scratch)
+
+
 @njit(cache=True)
-def search_around_hands(root_grid, root_info, observer, iterations, params, rng, tree, work, hands, fixed, scratch):
-    """`search_kernels.search`, except that each simulation's world is dealt around a
-    particle of `hands` (`engine.determinize.deal_around_particle`)."""
-    num_players = access.num_players(root_info)
-    tiles = work.scratch[SCRATCH_TILES:SCRATCH_TILES + rules.NUM_TILES]
-    num_unseen = unseen_tiles(root_grid, root_info, observer, work.scratch[SCRATCH_COUNTS:SCRATCH_COUNTS + 11], tiles)
-    for _ in range(iterations):
-        rng = deal_around_particle(root_grid, root_info, observer, hands, fixed, tiles, num_unseen, rng, work.grid,
-                                   work.info, scratch)
-        rng, node = sk.descend(tree, work, params, rng)
-        rng = sk.rollout_leaf(work, params, rng)
-        sk.backup(tree, node, work.reward, num_players)
-    return rng
+def search_around_hands(root_grid, root_info, observer, iterations, params, rng, tree, work, data):
+    """`search_kernels.search_greedy_rollout`, except that each simulation's world is dealt
+    around a particle of the hands in `data` (`hand_world`)."""
+    return sk.run(root_grid, root_info, observer, iterations, params, rng, tree, work, data, hand_world, sk.ucb,
+                  sk.expand_greedy, sk.rollout_leaf, sk.no_model)
 
 
 @njit(cache=True)
@@ -309,8 +309,8 @@ class HandBeliefISMCTS(ISMCTSAgent):
 
     def _call(self, grid, info, observer, iterations, rng):
         hands, fixed = self._current
-        return search_around_hands(grid, info, observer, iterations, self._params, np.uint64(rng), self._tree,
-                                   self._work, hands, fixed, self._scratch)
+        self.use_search(search_around_hands, (hands, fixed, self._scratch))
+        return super()._call(grid, info, observer, iterations, rng)
 
 
 def _play_deals(task):

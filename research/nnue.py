@@ -57,7 +57,8 @@ from torch import nn
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from agents.policy_kernels import greedy_action  # noqa: E402
-from agents.search_kernels import MARGIN, simulation_rewards  # noqa: E402
+from agents.search_kernels import simulation_rewards  # noqa: E402
+from agents.settings import MARGIN  # noqa: E402
 from engine import access, kernels, rules  # noqa: E402
 from engine.layout import CELL_OF_PAD, GRID_CELLS, GRID_CHANNELS, INFO_LEN  # noqa: E402
 

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import agents
-from agents import search_parts as parts
 from agents.play import play_game
 from engine.deal import random_deal
 
@@ -54,21 +53,6 @@ def test_every_combination_of_parts_finds_the_winning_move(spec):
     assert set(np.flatnonzero(visits)) <= set(view.legal_actions())
 
 
-@pytest.mark.parametrize("changes, message", [
-    ({"leaf": -1}, "leaf must be"), ({"expand": 3}, "expand must be"), ({"widen": float("nan")}, "finite: widen"),
-])
-def test_the_parameter_record_refuses_bad_parts(changes, message):
-    with pytest.raises(ValueError, match=message):
-        parts.parameters(0.5, **changes)
-
-
-def test_the_parameter_record_names_every_part():
-    record = parts.parameters(1.5, leaf=parts.LEAF_EVALUATOR, depth=2, widen=0.0, prior_weight=3.0)
-    assert record.shape == (parts.NUM_PARAMETERS,) and record.dtype == np.float64
-    assert record[parts.P_C] == 1.5 and record[parts.P_PRIOR_WEIGHT] == 3.0
-    assert record[parts.P_LEAF] == parts.LEAF_EVALUATOR and record[parts.P_DEPTH] == 2
-
-
 def test_the_settings_record_builds_the_kernel_parameters():
     from agents.policy_kernels import epsilon_threshold
     from agents.settings import SearchSettings
@@ -77,12 +61,43 @@ def test_the_settings_record_builds_the_kernel_parameters():
     assert settings == SearchSettings(iterations=300, c=0.7, epsilon=0.0, expand="random", widen=0.8, prior=3.0)
     assert SearchSettings.parse(settings.spec()) == settings  # the spec edge round-trips
     record = settings.kernel_parameters(evaluated=True)
-    assert record[parts.P_LEAF] == parts.LEAF_EVALUATOR and record[parts.P_DEPTH] == 1  # the evaluator's default
-    assert record[parts.P_EPSILON] == epsilon_threshold(0.0) and record[parts.P_EXPAND] == parts.EXPAND_RANDOM
-    assert SearchSettings().kernel_parameters()[parts.P_DEPTH] == 4
-    assert SearchSettings(depth=0).kernel_parameters()[parts.P_LEAF] == parts.LEAF_ROLLOUT
+    assert record._fields == ("c", "epsilon", "depth", "margin", "expand_after", "widen", "prior")
+    assert record == (0.7, epsilon_threshold(0.0), 1, 0.5, 40, 0.8, 3.0)  # depth: the evaluator's default
+    assert [type(v) for v in record] == [float, int, int, float, int, float, float]  # one numba type per field
+    assert SearchSettings().kernel_parameters().depth == 4
+    assert SearchSettings(depth=0).kernel_parameters(evaluated=True).depth == 0
     agent = agents.make("ismcts:iterations=300,c=0.7,epsilon=0,expand=random,widen=0.8")
     assert agent.settings == SearchSettings(iterations=300, c=0.7, epsilon=0.0, expand="random", widen=0.8)
+
+
+def test_a_new_search_parameter_is_one_field():
+    """A field added in a subclass is in the kernel's record, the parser (with its rule)
+    and the table."""
+    import dataclasses
+
+    from agents.base import number
+    from agents.settings import SearchSettings, setting
+
+    @dataclasses.dataclass(frozen=True)
+    class Tempered(SearchSettings):
+        temper: float = setting(0.25, number, "a parameter of this test", kernel=float)
+
+    settings = Tempered.parse("temper=2,c=0.7")
+    assert (settings.temper, settings.c) == (2.0, 0.7)
+    record = settings.kernel_parameters()
+    assert record._fields[-1] == "temper" and record.temper == 2.0 and record.c == 0.7
+    assert Tempered().kernel_parameters().temper == 0.25
+    with pytest.raises(ValueError, match="temper must be a finite non-negative number"):
+        Tempered.parse("temper=-1")
+    assert any(line.split()[:2] == ["temper", "0.25"] for line in Tempered.table().splitlines())
+    assert "temper" not in SearchSettings.table() and "temper" not in SearchSettings().kernel_parameters()._fields
+
+
+def test_each_search_constant_is_defined_once():
+    names = ("MARGIN", "NUM_PARAMETERS", "P_C", "LEAF_ROLLOUT", "EXPAND_GREEDY")
+    lines = [line for path in (ROOT / "agents").glob("*.py") for line in path.read_text().splitlines()
+             if line.split(" ")[0] in names]
+    assert lines == ["MARGIN = 0.5  # the default margin weight (the fast evaluator learns rewards with it)"]
 
 
 @pytest.mark.parametrize("text, message", [

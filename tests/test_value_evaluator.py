@@ -10,11 +10,12 @@ import torch
 
 import agents
 import train
-from agents import search_parts as parts
+from agents import search_kernels as sk
 from agents import value_kernels as vk
 from agents.nets import Evaluator, NetConfig, PolicyValueNet, load_net, read_checkpoint, save_checkpoint
 from agents.play import play_game
-from agents.search_kernels import MARGIN, simulation_rewards
+from agents.search_kernels import simulation_rewards
+from agents.settings import MARGIN
 from engine import GameState, random_deal, rules
 from engine.layout import CURRENT, SHOWN_THIS_TURN
 from engine.view import PlayerView
@@ -139,10 +140,9 @@ def test_trainer_fits_the_evaluator_and_the_agent_uses_it(tmp_path):
     assert float(rows[-1]["evaluator_loss"]) >= 0 and int(rows[-1]["evaluator_positions"]) > 0
     with_eval = agents.make(f"ismcts:net={run / 'best.pt'},iterations=30", seed=0)
     without = agents.make(f"ismcts:net={run / 'best.pt'},iterations=30,evaluator=false", seed=0)
-    assert len(with_eval._work.net) > 0 and with_eval.depth == 1
-    assert with_eval._params[parts.P_LEAF] == parts.LEAF_EVALUATOR
-    assert len(without._work.net) == 0 and without.depth == 4
-    assert without._params[parts.P_LEAF] == parts.LEAF_HEURISTIC
+    assert with_eval._kernel is sk.search_greedy_evaluator and with_eval.depth == 1
+    assert np.array_equal(with_eval._data.net, net.evaluator.packed())
+    assert without._kernel is sk.search_greedy_rollout and without._data is None and without.depth == 4
     record = play_game([with_eval, agents.make("greedy")], random_deal(3))
     assert record.forfeit is None and len(record.actions) > 10, record.error
 
@@ -191,6 +191,6 @@ def test_the_shipped_selfplay_network_searches_with_its_evaluator():
 
     path = Path(train.__file__).parent / "models" / "selfplay_2p.pt"
     agent = agents.make(f"ismcts:net={path},iterations=50,prior=3", seed=0)
-    assert len(agent._work.net) > 0 and agent.depth == 1
+    assert agent._kernel is sk.search_greedy_evaluator and len(agent._data.net) > 0 and agent.depth == 1
     record = play_game([agent, agents.make("greedy")], random_deal(8))
     assert record.forfeit is None and len(record.actions) > 10, record.error

@@ -30,7 +30,8 @@ from torch.nn import functional as F
 from agents import features, value_kernels
 from agents.neural import NetPolicy
 from agents.nets import PolicyValueNet
-from agents.search_kernels import MARGIN, simulation_rewards
+from agents.search_kernels import simulation_rewards
+from agents.settings import MARGIN
 from engine import access, rules, symmetry
 from env.observation import OBS_SIZE, turn_observations
 from evaluation.progress import progress_bar
