@@ -25,9 +25,17 @@ How it searches (`agents.br_kernels` holds the kernels and the details):
 Which targets are modelled exactly: ``random``, ``greedy`` and a network's raw policy
 (``checkpoint:``, ``selfplay-policy``): moves and reach; and ``policy`` (the
 epsilon-greedy rollout agent: its moves are sampled from its policy, its reach is not
-weighted). Any other target (search agents) is *not modelled*: the BR falls back to plain
-ISMCTS worlds and searches the target's turns as its own opponents' (a looser bound,
-documented in the exploitability table).
+weighted). A search target (``selfplay``, ``ismcts``, ``pimc``, ``cheat``) has no
+closed-form policy; it is modelled by a network's raw policy, its guiding network or, for
+an unguided search, the shipped network of the game's player count: in the tree the
+target plays the policy's top move (deterministic, so run once per node), and its reach
+weights each guess by the policy's probability of the move at temperature 1, the most
+likely temperature for the searches' moves (the top move is theirs about half the time;
+benchmarks/results/luck.md). At 1,000 iterations a move this response beats
+`selfplay:time=0.01` by +0.170 [+0.060, +0.275] more reward than plain ISMCTS does.
+Any other target is *not modelled*: the BR falls back to plain ISMCTS worlds and
+searches the target's turns as its own opponents' (a looser bound, documented in the
+exploitability table).
 
 A nested spec goes in square brackets: ``br:target=[policy:epsilon=0.2,safe=false],iterations=1000``
 (`agents.base.parse_spec`). Parameters: ``target`` (required), ``particles`` (default 512,
@@ -86,24 +94,39 @@ def target_model(target: Agent, seats: int, num_players: int, team: bool,
     if network is not None:
         from .features import FOLLOW_UP
 
-        net, temperature = network
+        net, temperature, reach_temperature = network
         exposure = net.exposure_kind if net.needs_exposure else None
         return bk.new_model(bk.MODEL_NETWORK, seats, net=net.packed_placement(), exposure=exposure,
-                            temperature=temperature, follow_up=FOLLOW_UP if exposure == "outlook" else 0.0,
+                            temperature=temperature, reach_temperature=reach_temperature,
+                            follow_up=FOLLOW_UP if exposure == "outlook" else 0.0,
                             fast_rollout=fast_rollout)
     return bk.new_model(bk.MODEL_NONE, seats)
 
 
-def _raw_network(target: Agent, num_players: int, team: bool):
-    """(the network, its temperature) of a raw-policy target (`checkpoint:`, `selfplay-policy`), else None."""
-    from .neural import NetAgent
-    from .selfplay import SelfPlayPolicyAgent
+# A search target is modelled by a network's raw policy softened to this temperature: the
+# maximum-likelihood temperature of `selfplay:time=0.01`'s and `ismcts:time=0.01`'s moves
+# under the shipped 2-player network (research/search_target_model.py, benchmarks/RESULTS.md).
+SEARCH_MODEL_TEMPERATURE = 1.0
 
-    if isinstance(target, SelfPlayPolicyAgent):
+
+def _raw_network(target: Agent, num_players: int, team: bool):
+    """(the network, its move temperature, its reach temperature) that models the target: a
+    raw-policy target's own (`checkpoint:`, `selfplay-policy`; both at its temperature); for
+    a search, its guiding network or the shipped network of the game's player count (top
+    move, reach at SEARCH_MODEL_TEMPERATURE); else None."""
+    from .neural import NetAgent
+    from .nets import load_net
+    from .selfplay import SelfPlayAgent, SelfPlayPolicyAgent, shipped_network
+
+    if isinstance(target, (SelfPlayPolicyAgent, SelfPlayAgent)):
         target.reset(0, num_players, team)  # builds the shipped network of this player count
         target = target.current
     if isinstance(target, NetAgent) and not target.policy.net.config.num_actions > rules.NUM_ACTIONS:
-        return target.policy.net, target.temperature
+        return target.policy.net, target.temperature, target.temperature
+    if isinstance(target, MCTSAgent) and not isinstance(target, BestResponseAgent):
+        guide = getattr(target, "_guide", None)
+        net = guide.net if guide is not None else load_net(str(shipped_network(num_players, team)), "cpu")
+        return net, 0.0, SEARCH_MODEL_TEMPERATURE
     return None
 
 

@@ -63,7 +63,7 @@ CONFIG_KIND, CONFIG_SEATS, CONFIG_EPSILON, CONFIG_SAFE, CONFIG_EXPOSURE, CONFIG_
 CONFIG_LEN = 6
 EXPOSURE_KINDS = {None: 0, "worst": 1, "expected": 2, "outlook": 3}  # the network's exposure features
 # the model's float64 record
-REAL_TEMPERATURE, REAL_FOLLOW_UP = range(2)
+REAL_TEMPERATURE, REAL_FOLLOW_UP, REAL_REACH_TEMPERATURE = range(3)
 _PASS = rules.PASS_ACTION
 _MAX_VALUE = rules.MAX_VALUE
 # the memo of the target's moves in one search: open addressing, linear probes of at most 16
@@ -78,7 +78,8 @@ class TargetModel(NamedTuple):
     config   int64 (CONFIG_LEN,)  kind, seats bitmask, epsilon threshold, safe, exposure kind,
                                   fast rollouts (the target's rollout moves are the greedy rollout
                                   policy's, `br_rollout_leaf`)
-    reals    float64 (2,)         the network's temperature, the outlook's follow-up weight
+    reals    float64 (3,)         the network's temperature (its moves), the outlook's follow-up weight, the
+                                  temperature of its reach (a guess's weight; default: the moves' one)
     world_*                       a world (the belief's scratch); copy_*: the greedy kernel's copy
     scratch  int64 (128,)         the greedy kernel's scratch
     actions, keys int64 (490,)    the greedy kernel's output, a legal list
@@ -112,7 +113,7 @@ class TargetModel(NamedTuple):
 
 def new_model(kind: int, seats: int, epsilon: int = 0, safe: bool = True, net: np.ndarray | None = None,
               exposure: str | None = None, temperature: float = 0.0, follow_up: float = 0.0,
-              fast_rollout: bool = False) -> TargetModel:
+              fast_rollout: bool = False, reach_temperature: float | None = None) -> TargetModel:
     """A target model; `net`: a packed network (`PolicyValueNet.packed_placement`) for MODEL_NETWORK."""
     world_grid, world_info = access.new_arrays()
     copy_grid, copy_info = access.new_arrays()
@@ -124,7 +125,8 @@ def new_model(kind: int, seats: int, epsilon: int = 0, safe: bool = True, net: n
     else:
         maps, columns = new_scratch(net)
     placements = rules.NUM_PLACEMENT_ACTIONS
-    return TargetModel(config, np.array([temperature, follow_up], dtype=np.float64), world_grid, world_info,
+    reach = temperature if reach_temperature is None else reach_temperature
+    return TargetModel(config, np.array([temperature, follow_up, reach], dtype=np.float64), world_grid, world_info,
                        copy_grid, copy_info, np.zeros(128, dtype=np.int64), np.zeros(placements, dtype=np.int64),
                        np.zeros(placements, dtype=np.int64), net, maps, columns, np.zeros(OBS_SIZE, dtype=np.float32),
                        np.zeros(placements, dtype=np.float32), np.zeros(placements, dtype=np.float32),
@@ -161,9 +163,8 @@ def _network_policy(model, grid, info):
 
 
 @njit(inline="always", cache=True)
-def _softmax_weight(model, best, i):
-    """exp((logit_i - logit_best) / temperature) of legal placement i (model.actions)."""
-    t = model.reals[REAL_TEMPERATURE]
+def _softmax_weight(model, best, i, t):
+    """exp((logit_i - logit_best) / t) of legal placement i (model.actions)."""
     return np.exp((model.logits[model.actions[i]] - model.logits[model.actions[best]]) / t)
 
 
@@ -179,11 +180,11 @@ def target_action(model, grid, info, rng):
             return rng, model.actions[best]
         total = 0.0
         for i in range(n):
-            total += _softmax_weight(model, best, i)
+            total += _softmax_weight(model, best, i, model.reals[REAL_TEMPERATURE])
         rng, bits = rng_next(rng)
         u = np.float64(bits >> np.uint64(11)) * (1.0 / 2.0**53) * total
         for i in range(n):
-            u -= _softmax_weight(model, best, i)
+            u -= _softmax_weight(model, best, i, model.reals[REAL_TEMPERATURE])
             if u < 0.0:
                 return rng, model.actions[i]
         return rng, model.actions[n - 1]
@@ -208,12 +209,13 @@ def target_probability(model, grid, info, action):
         n, best = _network_policy(model, grid, info)
         if n == 0:
             return 1.0 if action == _PASS else 0.0
-        if model.reals[REAL_TEMPERATURE] <= 0.0:
+        t = model.reals[REAL_REACH_TEMPERATURE]
+        if t <= 0.0:
             return 1.0 if model.actions[best] == action else 0.0
         total = 0.0
         chosen = 0.0
         for i in range(n):
-            w = _softmax_weight(model, best, i)
+            w = _softmax_weight(model, best, i, t)
             total += w
             if model.actions[i] == action:
                 chosen = w
@@ -379,7 +381,8 @@ def belief_target_move(grid, info, observer, hands, weights, before, action, mod
     seats = model.config[CONFIG_SEATS]
     mover = access.current_seat(info)
     scratch = model.scratch
-    memo = is_deterministic(model)  # many particles share a hand: the model runs once per distinct view
+    # many particles share a hand: a deterministic model runs once per distinct view
+    memo = is_deterministic(model) and model.reals[REAL_REACH_TEMPERATURE] <= 0.0
     if memo:
         clear_cache(model)
     reach_known = True

@@ -62,11 +62,26 @@ def test_br_plays_legal_games_reproducibly_in_every_variant():
         assert first.actions == again.actions
 
 
-def test_br_against_a_random_target_and_an_unmodelled_one():
-    for target in ("random", "[ismcts:iterations=20]"):
+def test_br_against_a_random_target_a_search_and_an_unmodelled_one():
+    for target in ("random", "[ismcts:iterations=20]", "selfplay-afterstate:worlds=2"):
         record = play_game([agents.make(f"br:target={target},iterations=40", seed=3),
                             agents.make(target.strip("[]"), seed=4)], random_deal(9))
         assert record.forfeit is None, record.error
+
+
+def test_a_search_target_is_modelled_by_its_network():
+    """A search has no closed-form policy: its guiding network (or the shipped one of the
+    player count) models it, its top move in the tree (deterministic: memoized) and its
+    reach at SEARCH_MODEL_TEMPERATURE; an agent with no network model stays unmodelled."""
+    from agents import br_kernels as bk
+    from agents.best_response import SEARCH_MODEL_TEMPERATURE, target_model
+
+    for spec in ("selfplay:iterations=10", "ismcts:iterations=10", "ismcts:net=models/selfplay_2p.pt,iterations=10"):
+        model = target_model(agents.make(spec), 0b10, 2, False)
+        assert model.config[bk.CONFIG_KIND] == bk.MODEL_NETWORK, spec
+        assert model.reals[bk.REAL_TEMPERATURE] == 0.0
+        assert model.reals[bk.REAL_REACH_TEMPERATURE] == SEARCH_MODEL_TEMPERATURE == 1.0
+    assert target_model(agents.make("selfplay-afterstate"), 0b10, 2, False).config[bk.CONFIG_KIND] == bk.MODEL_NONE
 
 
 def test_br_uses_no_hidden_information():
