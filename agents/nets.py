@@ -25,6 +25,7 @@ from . import value_kernels
 from .features import EXPOSURES
 
 from engine import rules
+from engine.files import atomic_write
 from env.observation import NUM_PLANES, NUM_VECTOR_FEATURES, OBS_SIZE, P_POINTS, PLANES_SIZE
 
 MASKED_LOGIT = -1e9
@@ -243,24 +244,6 @@ def save_checkpoint(path, net: PolicyValueNet, **extra) -> None:
     payload = {"format": CHECKPOINT_FORMAT, "net_config": net_config_dict(net),
                "model": net.state_dict(), **_storable(extra, "checkpoint")}
     atomic_write(path, lambda f: torch.save(payload, f))
-
-
-def atomic_write(path, write) -> None:
-    """Replace `path` by what `write(binary_file)` writes, all or nothing: the data goes
-    to a temporary file beside it, is flushed to disk, then renamed over `path`."""
-    import os
-
-    tmp = f"{path}.tmp"
-    try:
-        with open(tmp, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
 
 
 def read_checkpoint(path, device: str | torch.device = "cpu") -> dict:

@@ -27,10 +27,10 @@ load it in milliseconds. Two things numba does not do, done here on import of
 from __future__ import annotations
 
 import hashlib
-import os
 import sys
-import tempfile
 from pathlib import Path
+
+from .files import atomic_write_text
 
 # Every module that compiles numba kernels with cache=True (tests/test_kernel_cache.py
 # checks that none is missing), relative to the directory holding the packages.
@@ -121,11 +121,7 @@ def drop_stale(paths, cache_dir_for=cache_dir_of) -> bool:
             except OSError:
                 pass  # another process removed it first
     try:
-        stamp_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=stamp_dir, prefix=STAMP_NAME)
-        with os.fdopen(fd, "w") as f:
-            f.write(fingerprint + "\n")
-        os.replace(tmp, stamp)
+        atomic_write_text(stamp, fingerprint + "\n")
     except OSError:
         pass
     return True

@@ -35,6 +35,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from engine import rules
+from engine.files import atomic_write
 
 from .render import breakdown_text
 
@@ -418,11 +419,8 @@ class BoardPicture:
 
     def save(self, path: str | Path) -> Path:
         path = Path(path)
-        if path.suffix.lower() == ".png":
-            path.write_bytes(self.to_png())
-        else:
-            path.write_text(self.svg)
-        return path
+        data = self.to_png() if path.suffix.lower() == ".png" else self.svg.encode("utf-8")
+        return atomic_write(path, lambda f: f.write(data))
 
     def __repr__(self) -> str:
         return f"<BoardPicture of {len(self.states)} board(s)>"

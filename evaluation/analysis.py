@@ -73,6 +73,7 @@ from agents.base import typed_agent
 from agents.nets import load_net
 from agents.selfplay import shipped_network
 from agents.value_kernels import evaluate
+from engine.files import atomic_write, atomic_write_text
 from engine import GameState, rules
 from engine.view import PlayerView
 
@@ -617,7 +618,7 @@ def plot_analysis(result: dict, path: Path) -> None:
     ax.set_title("Cost of each decision")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=120))
 
 
 def write_analysis(result: dict, out: str | Path, stem: str = "analysis", plot: bool = True) -> list[Path]:
@@ -625,8 +626,8 @@ def write_analysis(result: dict, out: str | Path, stem: str = "analysis", plot: 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f"{stem}.json", out / f"{stem}.md"]
-    paths[0].write_text(json.dumps(result, indent=1) + "\n")
-    paths[1].write_text(format_analysis(result))
+    atomic_write_text(paths[0], json.dumps(result, indent=1) + "\n")
+    atomic_write_text(paths[1], format_analysis(result))
     if plot and result["decisions"]:
         paths.append(out / f"{stem}.png")
         plot_analysis(result, paths[-1])

@@ -41,6 +41,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from engine.files import atomic_write
 from agents.base import AgentRecipe, is_typed, parse_agent, typed_agent
 
 from .config import EvalConfig
@@ -373,9 +374,7 @@ def plot_ladder(summary: dict, path: str | os.PathLike) -> Path:
     fig.suptitle(f"Elo ladder, {summary['players']} players{' (teams)' if summary['team'] else ''}: "
                  f"{summary['games']} games; " + summary["scale"].split(":")[0])
     fig.tight_layout()
-    tmp = path.with_name(path.name + ".tmp")
-    fig.savefig(tmp, format="png", dpi=110)
-    os.replace(tmp, path)
+    atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=110))
     return path
 
 

@@ -10,6 +10,8 @@ from typing import Sequence
 
 import numpy as np
 
+from engine.files import atomic_write
+
 from .tournament import GameResult
 
 
@@ -33,7 +35,7 @@ def plot_ratings(res: dict, path: Path) -> None:
     ax.set_xlabel(f"Elo ({res['rating_method']['anchor']}); bars: 95% CI")
     ax.set_title("Bradley-Terry ratings")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=120))
 
 
 def plot_winrate_matrix(res: dict, path: Path) -> None:
@@ -55,7 +57,7 @@ def plot_winrate_matrix(res: dict, path: Path) -> None:
     ax.set_title("win rate of row agent (draw = 1/2)")
     fig.colorbar(im, ax=ax, fraction=0.046)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=120))
 
 
 def plot_scores(records: Sequence[GameResult], labels: list[str], path: Path) -> None:
@@ -83,7 +85,7 @@ def plot_scores(records: Sequence[GameResult], labels: list[str], path: Path) ->
     axes[1].set_xlabel("minutes per game")
     fig.suptitle("score distributions")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=120))
 
 
 def write_plots(res: dict, records: Sequence[GameResult], out: Path) -> list[Path]:

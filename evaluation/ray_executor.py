@@ -56,6 +56,7 @@ except ImportError:  # an older Ray, without token authentication
         """Never raised: this Ray has no token authentication."""
 
 from agents.play import TimeLimits
+from engine.files import atomic_write
 
 from .executor import SETUP_TIME_LIMIT, Executor, GameJob, load_plugins, make_local_executor, precompile
 
@@ -441,10 +442,7 @@ def local_files(published: dict[str, Any]) -> dict[str, str]:
         data = ray.get(ref, timeout=SETUP_TIME_LIMIT)
         target = folder / (hashlib.sha256(data).hexdigest() + Path(path).suffix)
         if not target.is_file():
-            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, target)
+            atomic_write(target, lambda f, data=data: f.write(data))
         copies[path] = str(target)
     return copies
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import csv
+import io
 import itertools
 import json
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+
+from engine.files import atomic_write_text
 
 from .ratings import bradley_terry, openskill_ratings
 from .stats import (deal_bootstrap_weights, likelihood_of_superiority, pairwise, per_deal, percentile_interval,
@@ -235,14 +238,15 @@ def write_games_csv(path: Path, records: Sequence[GameResult], players: int) -> 
     head = (["game", "deal", "deal_seed", "table"] + [f"seat{s}" for s in range(players)]
             + [f"score{s}" for s in range(players)] + [f"rank{s}" for s in range(players)]
             + ["winner", "moves", "forfeit", "forfeit_reason", "error"])
-    with Path(path).open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(head)
-        for r in sorted(records, key=lambda r: r.game):
-            w.writerow([r.game, r.deal_index, r.deal_seed, r.table, *r.labels, *(r.scores or [""] * players),
-                        *(r.places or [""] * players), r.winner(), "" if r.moves is None else r.moves,
-                        "" if r.forfeit is None else r.forfeit, r.forfeit_reason or "",
-                        r.error.splitlines()[0] if r.error else ""])
+    f = io.StringIO(newline="")
+    w = csv.writer(f)
+    w.writerow(head)
+    for r in sorted(records, key=lambda r: r.game):
+        w.writerow([r.game, r.deal_index, r.deal_seed, r.table, *r.labels, *(r.scores or [""] * players),
+                    *(r.places or [""] * players), r.winner(), "" if r.moves is None else r.moves,
+                    "" if r.forfeit is None else r.forfeit, r.forfeit_reason or "",
+                    r.error.splitlines()[0] if r.error else ""])
+    atomic_write_text(path, f.getvalue())
 
 
 # --- terminal ---------------------------------------------------------------------------------
@@ -338,6 +342,4 @@ def format_results(res: dict, sprt: dict | None = None) -> str:
 
 
 def write_json(path: Path, data: dict) -> None:
-    tmp = Path(path).with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    tmp.replace(path)
+    atomic_write_text(path, json.dumps(data, indent=2) + "\n")

@@ -10,6 +10,7 @@ from typing import Sequence
 import yaml
 
 from agents.play import TimeLimits
+from engine.files import atomic_write_text
 
 from .config import EvalConfig
 from .executor import Executor, load_plugins, make_local_executor, precompile
@@ -71,7 +72,7 @@ def prepare_out(cfg: EvalConfig, fresh: bool = False) -> Path:
             what = ", ".join(f"{k}: {theirs.get(k)!r} there, {mine[k]!r} now" for k in diff)
             raise ValueError(f"{out} holds a different run ({what}); use another --out, or --fresh to start over")
     out.mkdir(parents=True, exist_ok=True)
-    saved.write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    atomic_write_text(saved, yaml.safe_dump(cfg.to_dict(), sort_keys=False))
     return out
 
 

@@ -23,12 +23,13 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
+
+from engine.files import atomic_write_text
 
 from .executor import Executor, GameJob
 from .stats import Sprt, effective_ranking, game_sides
@@ -219,11 +220,7 @@ class Journal:
 
 def write_lines(path: Path, records: Iterable[dict]) -> None:
     """Replace `path` (a .jsonl file) atomically with one JSON line per record."""
-    tmp = path.with_suffix(".jsonl.tmp")
-    with tmp.open("w") as f:
-        for record in records:
-            f.write(json.dumps(record, separators=(",", ":")) + "\n")
-    os.replace(tmp, path)
+    atomic_write_text(path, "".join(json.dumps(record, separators=(",", ":")) + "\n" for record in records))
 
 
 # --- the loop ------------------------------------------------------------------------------

@@ -19,8 +19,6 @@ record from a tournament, the terminal or the web app opens in any of them
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +27,7 @@ import numpy as np
 
 import agents
 from engine import GameState, random_deal, rules
+from engine.files import atomic_write_text
 from engine.view import PlayerView
 from env.observation import encode
 from env.render import breakdown_text
@@ -131,13 +130,7 @@ def human_seat_of(record: dict, default: int = 0) -> int:
 
 def save_record(record: dict, path: str | Path) -> Path:
     """Write `record` as a one-line games.jsonl (temp file, then replaced whole)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        f.write(json.dumps(record, separators=(",", ":")) + "\n")
-    os.replace(tmp, path)
-    return path
+    return atomic_write_text(path, json.dumps(record, separators=(",", ":")) + "\n")
 
 
 # --- the session ------------------------------------------------------------------------------

@@ -14,8 +14,8 @@ import torch
 
 import agents
 import train
-from agents.nets import (NetConfig, PolicyValueNet, atomic_write, load_net, read_checkpoint, resolve_device,
-                         save_checkpoint)
+from agents.nets import NetConfig, PolicyValueNet, load_net, read_checkpoint, resolve_device, save_checkpoint
+from engine.files import atomic_write
 from training.config import config_from_dict, load_config, save_config
 
 REPO = Path(train.__file__).parent
@@ -197,6 +197,19 @@ def test_atomic_write_leaves_the_old_file_when_writing_fails(tmp_path):
     assert path.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["f.txt"]
     atomic_write(path, lambda f: f.write(b"new"))
     assert path.read_text() == "new"
+
+
+def test_every_file_the_product_rewrites_goes_through_one_helper():
+    """engine.files.atomic_write (temp file, flush, fsync, replace) is the only place that
+    renames a file over another: no other module of the product calls os.replace or
+    Path.replace / rename on a temporary file of its own."""
+    root = Path(__file__).resolve().parents[1]
+    files = [p for d in ("engine", "env", "agents", "training", "evaluation", "humanplay") for p in (root / d).rglob("*.py")]
+    files += [root / name for name in ("train.py", "evaluate.py", "play.py")]
+    offenders = [f"{p.relative_to(root)}:{i}" for p in files if p.name != "files.py"
+                 for i, line in enumerate(p.read_text().splitlines(), 1)
+                 if "os.replace(" in line or "os.rename(" in line or ".replace(path)" in line or "tmp.rename(" in line]
+    assert offenders == [], f"write files through engine.files.atomic_write, not by hand: {offenders}"
 
 
 def test_cuda_on_a_machine_without_it_says_so(tmp_path, monkeypatch):

@@ -23,7 +23,8 @@ from pydantic import BaseModel, Field, PlainSerializer, PlainValidator, model_va
 
 import agents
 from agents.features import EXPOSURES
-from agents.nets import NetConfig, atomic_write
+from agents.nets import NetConfig
+from engine.files import atomic_write
 from agents.settings import SearchSettings
 from evaluation.config import Executor, StrictConfig, parse
 

@@ -24,7 +24,7 @@ import os
 import shutil
 from pathlib import Path
 
-from agents.nets import atomic_write
+from engine.files import atomic_write
 
 from .config import TrainConfig, config_from_dict, config_to_dict, missing_keys, read_config_file, save_config
 

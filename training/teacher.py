@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from engine import GameState, layout, rules
+from engine.files import atomic_write
 from engine.view import PlayerView
 from evaluation.progress import progress_bar
 
@@ -60,12 +61,7 @@ class TeacherGames:
 
     def save(self, path: Path) -> None:
         """Write to `path` (.npz) all or nothing: a temporary file renamed over it."""
-        tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "wb") as f:
-            np.savez(f, **dataclasses.asdict(self))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        atomic_write(path, lambda f: np.savez(f, **dataclasses.asdict(self)))
 
     @staticmethod
     def load(path: Path) -> "TeacherGames":
