@@ -157,7 +157,7 @@ def test_resume_keeps_the_evaluator_and_refuses_a_mismatched_one(tmp_path):
     payload = read_checkpoint(run / "checkpoint.pt")
     del payload["trainer"]["evaluator_optimizer"]
     torch.save(payload, run / "checkpoint.pt")
-    with pytest.raises(SystemExit, match="does not match"):
+    with pytest.raises(ValueError, match="does not match"):
         train.main(["--resume", str(run), "--set", "iterations=3"])
 
 
