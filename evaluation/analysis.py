@@ -71,7 +71,9 @@ import numpy as np
 import agents
 from agents.base import typed_agent
 from agents.nets import load_net
+from agents.search_kernels import simulation_rewards
 from agents.selfplay import shipped_network
+from agents.settings import MARGIN
 from agents.value_kernels import evaluate
 from engine.files import atomic_write, atomic_write_text
 from engine import GameState, rules
@@ -230,10 +232,6 @@ class Decision:
 
 
 # --- values by short rollouts in common worlds ---------------------------------------------------
-MARGIN_WEIGHT = 0.5  # an ended game's value: reward + MARGIN_WEIGHT * tanh(margin / MARGIN_SCALE),
-MARGIN_SCALE = 100.0  # the search reward the fast evaluator learns (agents.value_kernels)
-
-
 def minute_margin(state: GameState, seat: int) -> float:
     """`seat`'s minutes minus the mean of the other seats' (teams: its team's minutes
     minus the other team's)."""
@@ -270,11 +268,13 @@ def play_on(game: GameState, players: Sequence, seed: int, placements: int | Non
 
 
 def position_value(game: GameState, seat: int, evaluator: np.ndarray | None) -> float:
-    """`seat`'s value of `game`: an ended game's search reward (its reward plus
-    MARGIN_WEIGHT * tanh(margin / MARGIN_SCALE)), else the fast evaluator's value of the
-    full state (which estimates that same quantity)."""
+    """`seat`'s value of `game`: an ended game's search reward (its reward plus the margin
+    term, `agents.search_kernels.simulation_rewards` with the default MARGIN), else the
+    fast evaluator's value of the full state (which estimates that same quantity)."""
     if game.is_over:
-        return float(game.rewards()[seat]) + MARGIN_WEIGHT * math.tanh(minute_margin(game, seat) / MARGIN_SCALE)
+        out = np.zeros(4)
+        simulation_rewards(game.arrays[1], out, MARGIN)
+        return float(out[seat])
     if evaluator is None:
         raise ValueError("a cut rollout needs an evaluator")
     return float(evaluate(*game.arrays, evaluator)[seat])
