@@ -256,9 +256,9 @@ def analyze_main(args) -> int:
         def progress(done: int, total: int) -> None:  # a bar once the games are checked and the work begins
             nonlocal bar
             if bar is None:
-                from tqdm import tqdm
+                from evaluation.progress import progress_bar
 
-                bar = tqdm(total=total, unit="decision", desc="analysing", dynamic_ncols=True)
+                bar = progress_bar(total=total, unit="decision", desc="analysing", dynamic_ncols=True)
             bar.update(done - bar.n)
 
         try:

@@ -192,11 +192,9 @@ def review(session: Session, progress: bool = True) -> str:
     total = len(review_steps(record, session.seat))
     bar = None
     if progress and total:
-        import sys
+        from evaluation.progress import progress_bar
 
-        from tqdm import tqdm
-
-        bar = tqdm(total=total, desc="reviewing your moves", unit="move", file=sys.stderr, dynamic_ncols=True)
+        bar = progress_bar(total=total, desc="reviewing your moves", unit="move", dynamic_ncols=True)
     try:
         result = review_game(record, session.seat, None if bar is None else lambda done, _: bar.update(done - bar.n))
     finally:
