@@ -367,7 +367,7 @@ def run(root_grid, root_info, observer, iterations, params, rng, tree, work, dat
     record. Returns the advanced rng (uint64)."""
     num_players = access.num_players(root_info)
     tiles = work.scratch[SCRATCH_TILES:SCRATCH_TILES + rules.NUM_TILES]
-    num_unseen = 0
+    num_unseen = np.int64(0)  # not the literal 0: deal_unseen compiles for int64 once
     if observer >= 0:
         num_unseen = unseen_tiles(root_grid, root_info, observer, work.scratch[SCRATCH_COUNTS:SCRATCH_COUNTS + 11],
                                   tiles)

@@ -89,7 +89,7 @@ def unseen_tiles(grid, info, seat, counts, tiles):
     return n
 
 
-@njit(inline="always", cache=True)
+@kernel
 def deal_unseen(grid, info, seat, tiles, n, rng, out_grid, out_info):
     """Copy the state into (out_grid, out_info) and deal the `n` unseen `tiles` afresh
     (they are reordered in place) to the other hands, the bag and the removed tiles,
@@ -349,7 +349,7 @@ def deal_around_hands(grid, info, seat, hands, fixed, rng, out_grid, out_info, s
     return rng, True
 
 
-@njit(inline="always", cache=True)
+@kernel
 def deal_around_particle(grid, info, seat, hands, fixed, tiles, n, rng, out_grid, out_info, scratch):
     """A world for `seat` around one particle of `hands` (P, 4, 11), picked uniformly:
     the seats of the bitmask `fixed` get its hands (`deal_around_hands`). With no

@@ -27,6 +27,9 @@ load it in milliseconds. Two things numba does not do, done here on import of
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -151,7 +154,7 @@ def announce_compiles() -> None:
     (rather than loads from the cache) a top-level kernel of that group; each group once.
     Calling it again does nothing."""
     global _listener
-    if _listener is not None:
+    if _listener is not None or os.environ.get(QUIET):
         return
     from numba.core import event
 
@@ -175,3 +178,59 @@ def announce_compiles() -> None:
 
     _listener = CompileNotice()
     event.register("numba:compile", _listener)
+
+
+# --- compiling kernel groups side by side ------------------------------------------------------
+QUIET = "TWENTYFOURSEVEN_COMPILE_WORKER"  # set in a compile worker's environment: it prints no notice
+
+
+def is_cached(dispatcher) -> bool:
+    """Whether numba's cache holds a compiled version of `dispatcher` (its index file is
+    there): a cheap test that compiles and loads nothing."""
+    func = dispatcher.py_func
+    source = Path(func.__code__.co_filename)
+    directory = cache_dir_of(source)
+    return directory is not None and any(directory.glob(f"{source.stem}.{func.__qualname__}-*.nbi"))
+
+
+def _start_worker() -> None:
+    """A compile worker leaves Ctrl-C to its parent, which stops it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _run(job) -> bool:
+    try:
+        job()
+    except Exception:  # noqa: BLE001 (what it did not cache is compiled by whoever needs it next)
+        return False
+    return True
+
+
+def compile_in_parallel(jobs, what: str, *, processes: int | None = None, timeout: float = 900.0) -> None:
+    """Run compile `jobs` side by side, each in a fresh process (spawned; at most
+    `processes` at a time, default one per core), and return when all are done.
+
+    A job is a picklable callable of no arguments that compiles, and so caches, a group of
+    kernels that do not call each other (one part of a search, an agent's warm-up); the
+    caller then compiles what calls them, loading them from the cache instead of compiling
+    them one after another on one core. Call it only when something is not cached (see
+    `is_cached`): a worker costs a second or two to start. A job that fails or is still
+    running after `timeout` seconds costs time, never correctness: whoever needs its
+    kernels next compiles them. Prints one notice line naming `what`."""
+    jobs = list(jobs)
+    workers = min(len(jobs), processes or os.cpu_count() or 1)
+    if workers <= 1:
+        for job in jobs:
+            _run(job)
+        return
+    say(f"{NOTICE} for {what} in {workers} processes (not in numba's cache yet; cached for later runs) ...")
+    os.environ[QUIET] = "1"  # the workers inherit it as they start: they print no notice (this one did)
+    try:
+        pool = multiprocessing.get_context("spawn").Pool(workers, initializer=_start_worker)
+    finally:
+        del os.environ[QUIET]
+    try:
+        pool.map_async(_run, jobs, chunksize=1).wait(timeout)
+    finally:
+        pool.terminate()
+        pool.join()

@@ -4,6 +4,7 @@ cross-file invalidation rule, an edit drops the caches of all of them, and a col
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -105,3 +106,39 @@ def test_a_warm_cache_prints_no_notice_for_a_follow_up(tmp_path):
     assert kernel_cache.NOTICE in _run(GAME, tmp_path)
     follow_up = _run(GAME + "print(session.hint()['move'])\n", tmp_path)
     assert kernel_cache.NOTICE not in follow_up, follow_up
+
+
+_SIDE_BY_SIDE = """
+import functools, json, sys
+from numba.core import event
+import engine
+from engine import kernel_cache, kernels
+compiled = []
+class Log(event.Listener):
+    def on_start(self, ev):
+        compiled.append(ev.data["dispatcher"].py_func.__name__)
+    def on_end(self, ev):
+        pass
+event.register("numba:compile", Log())
+before = [kernel_cache.is_cached(kernels.shuffle_deal), kernel_cache.is_cached(kernels.reset)]
+kernel_cache.compile_in_parallel([functools.partial(engine.random_deal, 0),
+                                  functools.partial(engine.GameState.new, 2, 0)], "a test", processes=2)
+after = [kernel_cache.is_cached(kernels.shuffle_deal), kernel_cache.is_cached(kernels.reset)]
+engine.random_deal(1)
+engine.GameState.new(2, 1)
+print(json.dumps({"before": before, "after": after, "compiled_here": compiled}))
+"""
+
+
+def test_compile_in_parallel_compiles_in_other_processes_and_this_one_loads(tmp_path):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", _SIDE_BY_SIDE], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["before"] == [False, False]
+    assert result["after"] == [True, True]
+    assert "shuffle_deal" not in result["compiled_here"] and "reset" not in result["compiled_here"]
+    notices = [line for line in proc.stderr.splitlines() if kernel_cache.NOTICE in line]
+    assert sum("a test in 2 processes" in line for line in notices) == 1, proc.stderr
+    assert sum("for the engine" in line for line in notices) <= 1, proc.stderr  # this process's; the workers say nothing
