@@ -25,7 +25,8 @@ import time
 
 import numpy as np
 
-from .base import Agent, positive_int, register
+from .base import Agent, register
+from .parameters import positive_int
 
 
 def _openspiel():

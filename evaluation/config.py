@@ -164,7 +164,7 @@ class EvalConfig(StrictConfig):
     @property
     def lineup(self) -> list | None:
         """The typed agents, one per spec of `agents` and labelled by it (`agents.AgentRecipe`,
-        `agents.settings.GuidedSearch`): set by `validate`, never saved or read."""
+        `agents.search.mcts.GuidedSearch`): set by `validate`, never saved or read."""
         return self._lineup
 
     # --- construction ---------------------------------------------------------------

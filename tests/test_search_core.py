@@ -114,7 +114,7 @@ def test_the_settings_record_refuses_bad_settings(text, message):
 def test_ismcts_takes_at_most_twelve_parameters():
     import inspect
 
-    from agents.search import ISMCTSAgent
+    from agents.search.mcts import ISMCTSAgent
 
     assert len(inspect.signature(ISMCTSAgent).parameters) <= 12
 

@@ -10,11 +10,11 @@ import torch
 
 import agents
 import train
-from agents import search_kernels as sk
-from agents import value_kernels as vk
-from agents.nets import Evaluator, NetConfig, PolicyValueNet, load_net, read_checkpoint, save_checkpoint
+from agents.search import core as sk
+from agents.networks import evaluator as vk
+from agents.networks import Evaluator, NetConfig, PolicyValueNet, load_net, read_checkpoint, save_checkpoint
 from agents.play import play_game
-from agents.search_kernels import simulation_rewards
+from agents.search.core import simulation_rewards
 from agents.settings import MARGIN
 from engine import GameState, random_deal, rules
 from engine.layout import CURRENT, SHOWN_THIS_TURN

@@ -1,5 +1,5 @@
 """The one search core: Monte Carlo tree search in numba over a preallocated array tree
-(mctx-style, laid out in `agents.search_parts`), its parts passed in as numba functions,
+(mctx-style, laid out in `agents.search.tree`), its parts passed in as numba functions,
 the way mctx passes ``recurrent_fn`` and the selection rule. `run` is the algorithm;
 every simulation:
 
@@ -9,7 +9,7 @@ every simulation:
    world; with ``observer = -1`` the root as it is: PIMC, cheat). `descend` walks from
    the root while the game is not over and the node is not a young leaf (visited fewer
    than ``expand_after`` times; the root never is): where ``model`` gives a seat's move
-   (a best response's target, `agents.br_kernels`) it follows that move
+   (a best response's target, `agents.search.br_kernels`) it follows that move
    (`child_with_action`); elsewhere the children legal in this world get AVAIL += 1 and
    either one more child is expanded (the walk stops there: at the root the first
    untried action of the tree's root order, the greedy ranking or a network's policy,
@@ -49,7 +49,7 @@ minutes now, then a safe move, ties at random), `expand_random` any untried acti
 `rollout_leaf` plays the epsilon-greedy rollout (`policy_kernels.rollout`) to the end
 (``depth`` 0) or for ``depth`` placements and scores the position as if the game had
 ended there; `evaluator_leaf` scores an unfinished one by the learned evaluator
-(`agents.value_kernels`). Scores (`simulation_rewards`): the rewards of docs/rules.md
+(`agents.networks.evaluator`). Scores (`simulation_rewards`): the rewards of docs/rules.md
 plus ``margin * tanh(lead / 100)``, ``lead`` the seat's minutes minus the mean of the
 others' (teams: own team minus the other): a graded signal that separates moves far
 better than win/loss alone when a simulation budget is small.
@@ -68,9 +68,10 @@ from engine.kernels import (
 )
 from engine.layout import CELL_OF_PAD
 
-from .policy_kernels import rollout, safe_values
-from .search_parts import COUNT, ORDER_LEN, SCRATCH_CHILD_MASK, SCRATCH_COUNTS, SCRATCH_TILES
-from .value_kernels import evaluate_position
+from agents.networks.evaluator import evaluate_position
+from agents.policy_kernels import rollout, safe_values
+
+from .tree import COUNT, ORDER_LEN, SCRATCH_CHILD_MASK, SCRATCH_COUNTS, SCRATCH_TILES
 
 ACTION, PARENT, FIRST_CHILD, NEXT_SIBLING, VISITS, AVAIL = range(6)
 ROOT = 0
@@ -272,7 +273,7 @@ def rollout_leaf(work, params, data, rng):
 @njit(inline="always", cache=True)
 def evaluator_leaf(work, params, data, rng):
     """`rollout_leaf`, an unfinished position scored by the learned evaluator `data`
-    (`search_parts.Evaluator`)."""
+    (`tree.Evaluator`)."""
     rng, _ = rollout(work.grid, work.info, rng, params.epsilon, True, params.depth)
     if not access.is_over(work.info):
         evaluate_position(work.grid, work.info, data.net, data.features, data.hidden, data.best, work.reward)

@@ -4,7 +4,7 @@ ISMCTS cuts its rollouts after a few placements and scores the cut position as i
 game had ended there (who leads now, plus a margin term). `evaluate_position` replaces
 that guess with a value learned from finished games: every seat's expected final
 *search reward* (the docs/rules.md reward + ``margin * tanh(lead / 100)``, exactly what
-`agents.search_kernels.simulation_rewards` gives an ended game), predicted from the features
+`agents.search.core.simulation_rewards` gives an ended game), predicted from the features
 below of the simulated world's full state. One evaluation costs well under a
 microsecond of features plus a tiny MLP, so the search keeps most of its simulation rate
 (the policy network's forward pass costs a hundred times that: it runs once a move).
@@ -30,7 +30,7 @@ index      meaning
 71         the team variant is on
 =========  ==============================================================
 
-The MLP (`agents.nets.Evaluator`, trained in torch by the self-play learner,
+The MLP (`agents.networks.Evaluator`, trained in torch by the self-play learner,
 `training.learner`) maps the mover's features to one output per slot; a slot's value is
 its output minus the mean of the other slots' outputs (team variant: half the difference
 of the two teams' sums), so the values are zero-sum by construction. Its weights travel

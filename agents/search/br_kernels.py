@@ -1,4 +1,4 @@
-"""Numba kernels of the best-response search (`agents.best_response`): the target's
+"""Numba kernels of the best-response search (`agents.search.best_response`): the target's
 policy, the belief about the target's hands, and ISMCTS-BR on the one search core.
 
 *The target model.* A fixed agent whose policy runs in numba (`MODEL_*`): its move for
@@ -22,7 +22,7 @@ importance resampling filter; the caller resamples):
 * the BR seat drew value x: the weight is multiplied by how many tiles x the particle left
   in the pool (the chance of that draw in it, up to a factor common to all particles).
 
-*The search* (`SEARCHES`) is the search core (`agents.search_kernels.run`) with parts of
+*The search* (`SEARCHES`) is the search core (`agents.search.core.run`) with parts of
 its own, its data the model and the particles: a world dealt around a particle picked
 uniformly (`particle_world`; the caller resampled); the target's moves in the tree are
 its model's (`target_move`); the rollout plays the model for the target seats, the
@@ -46,18 +46,19 @@ from engine.kernels import (apply_action, count_placements, is_legal, kernel, le
                             rng_below, rng_next)
 from env.observation import OBS_SIZE, encode_into
 
-from .net_kernels import new_scratch, placement_logits
-from .policy_kernels import (expected_exposure_after_placements, exposure_after_placements, greedy_action,
+from agents.networks.placement import new_scratch, placement_logits
+from agents.policy_kernels import (expected_exposure_after_placements, exposure_after_placements, greedy_action,
                              policy_placement)
-from .search_kernels import ROOT, expand_greedy, expand_random, run, simulation_rewards, ucb
-from .search_parts import SCRATCH_COUNTS, SCRATCH_TILES
+
+from .core import ROOT, expand_greedy, expand_random, run, simulation_rewards, ucb
+from .tree import SCRATCH_COUNTS, SCRATCH_TILES
 
 # the kinds of target model
 MODEL_NONE = 0  # not modelled: the target's turns are searched (plain ISMCTS)
 MODEL_RANDOM = 1  # uniformly random over the legal placements (pass when none)
 MODEL_GREEDY = 2  # the greedy agent (`policy_kernels.greedy_action`), deterministic
 MODEL_POLICY = 3  # the rollout policy agent (epsilon-greedy): moves modelled, reach unknown
-MODEL_NETWORK = 4  # a network's raw policy (`agents.net_kernels`): argmax, or sampled at a temperature
+MODEL_NETWORK = 4  # a network's raw policy (`agents.networks.placement`): argmax, or sampled at a temperature
 # the model's int64 config record
 CONFIG_KIND, CONFIG_SEATS, CONFIG_EPSILON, CONFIG_SAFE, CONFIG_EXPOSURE, CONFIG_FAST_ROLLOUT = range(6)
 CONFIG_LEN = 6
@@ -83,7 +84,7 @@ class TargetModel(NamedTuple):
     world_*                       a world (the belief's scratch); copy_*: the greedy kernel's copy
     scratch  int64 (128,)         the greedy kernel's scratch
     actions, keys int64 (490,)    the greedy kernel's output, a legal list
-    net, maps, columns float32    a packed network and its scratch (`agents.net_kernels`;
+    net, maps, columns float32    a packed network and its scratch (`agents.networks.placement`;
                                   empty without a network)
     obs, exposure, logits float32 the network's input and output
     cell_points int64 (80, 11)    the expected exposure's scratch

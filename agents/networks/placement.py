@@ -1,9 +1,9 @@
 """A trained network's placement logits for one position, in numba (no torch).
 
 A network-guided search calls its network once per move, to order the root's children
-and set their prior (`agents.guide`). That call only needs the placement logits: the
+and set their prior (`agents.search.guide`). That call only needs the placement logits: the
 residual tower over the 7x7 planes, the vector MLP that feeds it, the 1x1 placement head
-and its skip connections (`agents.nets.PolicyValueNet`). In torch, one position through
+and its skip connections (`agents.networks.PolicyValueNet`). In torch, one position through
 that network is a few hundred microseconds of fixed per-operation cost, and more than a
 millisecond right after a search has filled the CPU caches with its tree: a fifth of a
 0.01 s move. The same arithmetic here costs about a tenth of that, so the search keeps

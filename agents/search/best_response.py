@@ -6,7 +6,7 @@ against the target is a lower bound on the target's exploitability in the game's
 units: the *approximate exploitability* of Timbers et al., "Approximate Exploitability:
 Learning a Best Response" (IJCAI 2022). `python evaluate.py exploit` measures it.
 
-How it searches (`agents.br_kernels` holds the kernels and the details):
+How it searches (`agents.search.br_kernels` holds the kernels and the details):
 
 * **Worlds weighted by the target's reach.** The BR keeps `particles` guesses of the
   target seats' hands, updated after every move of the game (`observe_action`, called by
@@ -18,7 +18,7 @@ How it searches (`agents.br_kernels` holds the kernels and the details):
   determinizations of the current position and `belief_resets` counts it.
 * **The target's moves in the search are the target's.** In each simulation's world the
   target seats play the target's move for their hand there in the tree, and the BR's own
-  seats search with UCB (the ISMCTS of `agents.search`). In the rollouts the target seats
+  seats search with UCB (the ISMCTS of `agents.search.mcts`). In the rollouts the target seats
   play the greedy rollout policy (``target_rollout=fast``, the default: a quarter of the
   cost) or the target's own model (``target_rollout=model``).
 
@@ -51,10 +51,12 @@ import numpy as np
 
 from engine import rules
 
+from agents.base import Agent, check_spec, is_typed, register
+from agents.parameters import choice, non_negative_int
+from agents.settings import SearchSettings
+
 from . import br_kernels as bk
-from .base import Agent, check_spec, choice, is_typed, non_negative_int, register
-from .search import MCTSAgent, show_search_parameters
-from .settings import SearchSettings
+from .mcts import MCTSAgent, show_search_parameters
 
 DEFAULT_PARTICLES = 512
 TARGET_ROLLOUTS = ("fast", "model")  # the target's rollout moves: the greedy rollout policy's, or its model's
@@ -62,7 +64,7 @@ TARGET_ROLLOUTS = ("fast", "model")  # the target's rollout moves: the greedy ro
 
 def target_spec(name: str, value):
     """The checked `target` parameter: a typed agent (`agents.AgentRecipe`,
-    `agents.settings.GuidedSearch`), or a complete agent spec, parsed here once (the
+    `agents.search.mcts.GuidedSearch`), or a complete agent spec, parsed here once (the
     spec's edge, `check_spec`)."""
     if is_typed(value):
         return value
@@ -80,8 +82,8 @@ def target_model(target: Agent, seats: int, num_players: int, team: bool,
     """The numba model of a built target agent for this game (`br_kernels.MODEL_*`): its
     seats (bitmask) and its policy, or MODEL_NONE when its policy is not modelled;
     `fast_rollout`: the target's rollout moves are the greedy rollout policy's."""
-    from .greedy import GreedyAgent, RolloutPolicyAgent
-    from .simple import RandomAgent
+    from agents.greedy import GreedyAgent, RolloutPolicyAgent
+    from agents.simple import RandomAgent
 
     kind = type(target)
     if kind is GreedyAgent:
@@ -92,7 +94,7 @@ def target_model(target: Agent, seats: int, num_players: int, team: bool,
         return bk.new_model(bk.MODEL_POLICY, seats, target.epsilon_threshold, target.safe, fast_rollout=fast_rollout)
     network = _raw_network(target, num_players, team)
     if network is not None:
-        from .features import FOLLOW_UP
+        from agents.networks.features import FOLLOW_UP
 
         net, temperature, reach_temperature = network
         exposure = net.exposure_kind if net.needs_exposure else None
@@ -114,8 +116,9 @@ def _raw_network(target: Agent, num_players: int, team: bool):
     raw-policy target's own (`checkpoint:`, `selfplay-policy`; both at its temperature); for
     a search, its guiding network or the shipped network of the game's player count (top
     move, reach at SEARCH_MODEL_TEMPERATURE); else None."""
-    from .neural import NetAgent
-    from .nets import load_net
+    from agents.networks.checkpoints import load_net
+    from agents.networks.policy import NetAgent
+
     from .selfplay import SelfPlayAgent, SelfPlayPolicyAgent, shipped_network
 
     if isinstance(target, (SelfPlayPolicyAgent, SelfPlayAgent)):

@@ -27,7 +27,7 @@ from numba import njit
 
 from engine import rules
 
-from .policy_kernels import expected_exposure_after_placements, exposure_after_placements
+from agents.policy_kernels import expected_exposure_after_placements, exposure_after_placements
 
 NUM_FEATURES = rules.NUM_PLACEMENT_ACTIONS
 EXPOSURES = ("worst", "expected", "outlook")

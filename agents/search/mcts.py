@@ -12,7 +12,7 @@ Three ways to search a position whose other hands and bag are hidden:
 * ``cheat`` — UCT on the true state (every hand and the bag
   order): an upper-bound baseline, marked ``cheating = True``.
 
-All three run on the one search core (`agents.search_kernels`: `SEARCHES` by the
+All three run on the one search core (`agents.search.core`: `SEARCHES` by the
 settings' expansion order and leaf, or another combination of parts, `use_search`) with
 one settings record, `agents.settings.SearchSettings` (its module doc has the parameter
 table); this module sizes the tree, spends the budget and picks the action: the root
@@ -22,13 +22,13 @@ With 1,000 iterations the defaults amount to a shallow search over the ~16 moves
 greedy agent ranks best, each judged by short greedy rollouts in sampled worlds.
 
 ``ismcts`` also takes a trained network (``ismcts:net=PATH``, a checkpoint written by
-train.py): one forward pass per move (in numba, `agents.net_kernels`) orders the root's
+train.py): one forward pass per move (in numba, `agents.networks.placement`) orders the root's
 children by the network's policy instead of the greedy ranking (with progressive
 widening, the simulations go to the moves the network ranks best), ``prior`` > 0 adds
 the policy's probabilities as a progressive bias to the root's UCB, and if the network
-carries a fast evaluator (`agents.nets.Evaluator`) and ``evaluator`` is true, rollouts
+carries a fast evaluator (`agents.networks.Evaluator`) and ``evaluator`` is true, rollouts
 stop after ``depth`` placements (default 1 instead of 4) and the evaluator scores the
-position reached, in numba (`agents.value_kernels`), instead of the guess that the
+position reached, in numba (`agents.networks.evaluator`), instead of the guess that the
 current leader wins. The network call counts in ``time``.
 
 Team variant: search agents never show tiles to their partner (show actions are never
@@ -40,6 +40,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import time as _time
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -47,11 +48,13 @@ from engine import layout, rules
 from engine.determinize import SCRATCH_LEN as SAMPLER_SCRATCH_LEN
 from engine.determinize import sample_world
 
-from . import search_kernels as sk
-from . import search_parts as parts
-from .base import Agent, positive_int, register, warm_up_view
-from .policy_kernels import greedy_ranking
-from .settings import GUIDED, NAMES, SHARED, SearchSettings
+from agents.base import Agent, register, warm_up_view
+from agents.parameters import positive_int
+from agents.policy_kernels import greedy_ranking
+from agents.settings import GUIDED, NAMES, SHARED, SearchSettings
+
+from . import core as sk
+from . import tree as parts
 
 
 def search_settings(settings: SearchSettings | None, parameters: dict) -> SearchSettings:
@@ -127,12 +130,12 @@ class MCTSAgent(Agent):
             chunk = int(max(1, min(4 * chunk, left / 4 / per)))
 
     def use_search(self, kernel, data=None) -> None:
-        """Search with `kernel`, the core with its parts (`search_kernels.run`; one of
-        `search_kernels.SEARCHES`, or your own), passing `data` to its parts."""
+        """Search with `kernel`, the core with its parts (`core.run`; one of
+        `core.SEARCHES`, or your own), passing `data` to its parts."""
         self._kernel, self._data = kernel, data
 
     def use_evaluator(self, packed: np.ndarray) -> None:
-        """Score rollouts cut before the game's end with a packed `agents.value_kernels`
+        """Score rollouts cut before the game's end with a packed `agents.networks.evaluator`
         MLP instead of as if the game had ended there."""
         if self.depth > 0:
             self.use_search(sk.SEARCHES[self.settings.expand, "evaluator"], parts.new_evaluator(packed))
@@ -232,6 +235,12 @@ class ISMCTSAgent(MCTSAgent):
 
     checkpoint_parameters = ("net",)
 
+    @staticmethod
+    def load_checkpoint(path: str) -> None:
+        from agents.networks.checkpoints import load_net  # torch is imported only for a network-guided search
+
+        load_net(path)
+
     def __init__(self, net: str | None = None, settings: SearchSettings | None = None, **parameters) -> None:
         self.net_path = net
         self._guide = None
@@ -324,6 +333,32 @@ def show_search_parameters(cls, guided: bool = False) -> None:
               for f in dataclasses.fields(SearchSettings)
               if f.name not in names and (f.name in SHARED or guided and f.name in GUIDED)]
     cls.__init__.__signature__ = inspect.Signature(own + shared)
+
+
+@dataclass(frozen=True)
+class GuidedSearch:
+    """A network-guided ``ismcts`` as self-play, Ray and the ladder carry it: the path of
+    the network's checkpoint and the search settings (no spec string inside)."""
+
+    net: str
+    settings: SearchSettings = field(default_factory=SearchSettings)
+
+    def build(self, seed: int | None = None):
+        """The agent (`ISMCTSAgent`), seeded; its `spec` is the label."""
+        agent = ISMCTSAgent(net=str(self.net), settings=self.settings)
+        agent.spec = str(self)
+        agent.seed(seed)
+        return agent
+
+    @property
+    def time(self) -> float | None:
+        """The per-move time budget, if the settings give one."""
+        return self.settings.time
+
+    def __str__(self) -> str:
+        """The spec a user would type for this search (a label for reports and logs)."""
+        rest = self.settings.spec()
+        return f"ismcts:net={self.net}" + (f",{rest}" if rest else "")
 
 
 show_search_parameters(ISMCTSAgent, guided=True)
