@@ -1,17 +1,12 @@
 """The one interface every agent implements, and the registry that builds agents from
-spec strings such as ``"random"``, ``"greedy"``, ``"ismcts:iterations=800"``,
-``"pimc:determinizations=20"`` or ``"checkpoint:runs/x/best.pt"``.
+spec strings such as ``"random"``, ``"ismcts:iterations=800"`` or ``"checkpoint:runs/x/best.pt"``.
 
-An agent sees what its seat may see: the observation vector the env gives that seat
-and a `PlayerView` (engine/view.py) that exposes the public state and the seat's own
-hand, and can sample full worlds consistent with them for search. Only agents marked
-``cheating = True`` may call ``view.full_state()``.
-
-Parameters are checked in one place (`PARAMETER_RULES`, and `agents.settings.RULES` for
-the search settings): a parameter of any agent named ``time``, ``iterations``,
-``temperature``, ``c``... must satisfy the same rule, with the same message, whichever
-agent takes it, before the agent is built. A spec is read once,
-at its edge (`parse_agent`, `check_spec`): workers carry and build its `AgentRecipe`.
+An agent sees what its seat may see: the observation vector and a `PlayerView`
+(engine/view.py); only agents marked ``cheating = True`` may call ``view.full_state()``.
+A parameter of a given name (``time``, ``iterations``, ``c``...) is checked by the same
+rule whichever agent takes it (`PARAMETER_RULES`, `agents.settings.RULES`; the rules are
+in `agents.parameters`), before the agent is built. A spec is read once, at its edge
+(`parse_agent`, `check_spec`): workers carry and build its `AgentRecipe`.
 """
 
 from __future__ import annotations

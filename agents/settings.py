@@ -1,13 +1,10 @@
 """The search settings record: the one place for each search parameter's default, rule,
-cross-checks and meaning, and for the kernel's parameter record.
+cross-checks and meaning, and for the kernels' parameter record.
 
-`SearchSettings` is what the search agents (`agents.search.mcts`, `agents.search.best_response`) are
-built from and what self-play, Ray and the ladder carry (with a network's path beside
-it). Each field is one parameter: its default, its rule (for a parameter of that name of
-any agent, `RULES`), its meaning and, where the kernels read it, its type there: those
-fields make the kernels' parameter record (`kernel_parameters`, a NamedTuple read by
-name, ``params.c``). Strings are only its edges: `parse` reads a spec's parameters
-(``"iterations=1000,prior=3"``), `spec` writes them back, `table` writes the table below.
+`SearchSettings` is what the search agents are built from and what self-play, Ray and the
+ladder carry. A field's rule checks a parameter of that name for any agent (`RULES`); the
+fields the kernels read make their parameter record (`kernel_parameters`, a NamedTuple
+read by name, ``params.c``). Strings are only its edges: `parse`, `spec`, `table`.
 
 Parameters (spec ``name:key=value,...``), defaults tuned on duplicate matches against
 `greedy` and `ismcts` (verdicts and evidence: docs/status.md):

@@ -75,7 +75,7 @@ def test_a_new_search_parameter_is_one_field():
     and the table."""
     import dataclasses
 
-    from agents.base import number
+    from agents.parameters import number
     from agents.settings import SearchSettings, setting
 
     @dataclasses.dataclass(frozen=True)

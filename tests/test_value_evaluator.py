@@ -94,7 +94,7 @@ def test_numba_evaluator_equals_torch_and_is_zero_sum(mode):
 
 def test_an_empty_evaluator_is_refused():
     with pytest.raises(ValueError, match="no evaluator"):
-        vk.evaluate(*GameState.new(2, seed=0).arrays, vk.NO_EVALUATOR)
+        vk.evaluate(*GameState.new(2, seed=0).arrays, np.zeros(0))
 
 
 def test_search_with_an_evaluator_finds_the_winning_last_move():

@@ -51,12 +51,6 @@ class NetPolicy:
         return np.minimum((p.cumsum(axis=1) < u).sum(axis=1), p.shape[1] - 1)
 
 
-def log_softmax(logits: np.ndarray) -> np.ndarray:
-    """Log-probabilities along the last axis (a masked logit keeps a hugely negative one)."""
-    z = logits - logits.max(axis=-1, keepdims=True)
-    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
-
-
 def softmax(logits: np.ndarray) -> np.ndarray:
     """Probabilities along the last axis (masked logits of -inf get 0)."""
     z = np.exp(logits - logits.max(axis=-1, keepdims=True))

@@ -1,16 +1,10 @@
 """One-ply lookahead with a network's fast evaluator: afterstate values, as TD-Gammon played.
 
-``afterstate:net=PATH[,worlds=K]`` scores every legal move by the value the network's fast
-evaluator (`agents.networks.evaluator`) gives the position it leads to, for the seat that moves,
-averaged over K worlds dealt from what that seat knows (`engine.determinize.sample_world`),
-and plays the best. Every move is scored in the same K worlds, so the moves are compared
-on equal deals. A move that ends the game is scored by its exact result (the search reward,
-`agents.search.core.simulation_rewards`). No tree and no rollouts: K x moves evaluations,
-about a millisecond a move at K = 32.
-
-It reads only the evaluator, not the policy head: it shows what the evaluator knows that the
-raw policy has not learned (docs/experiments.md). Team games: the seat never shows its
-partner a tile (show actions are not scored).
+``afterstate:net=PATH[,worlds=K]`` plays the legal move whose resulting position the fast
+evaluator (`agents.networks.evaluator`) values most for the mover, averaged over the same
+K worlds dealt from what the mover knows; a move that ends the game is scored by its
+exact search reward. No tree, no rollouts: about a millisecond a move at K = 32. It reads
+only the evaluator, not the policy head (docs/experiments.md). Show actions are never scored.
 """
 
 from __future__ import annotations

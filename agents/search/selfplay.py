@@ -26,7 +26,7 @@ from agents.settings import SearchSettings
 from .afterstate import AfterstateAgent
 from .mcts import ISMCTSAgent
 
-MODELS = Path(__file__).resolve().parent.parent / "models"
+MODELS = Path(__file__).resolve().parents[2] / "models"
 
 
 def shipped_network(num_players: int, team: bool = False) -> Path:
