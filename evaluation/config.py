@@ -242,7 +242,7 @@ class EvalConfig(StrictConfig):
             raise ValueError("executor: ray needs Ray installed: pip install -e '.[ray]' (or pip install 'ray>=2.40')")
 
     def _validate_time_limits(self) -> None:
-        from agents.base import seconds
+        from agents.parameters import seconds
 
         for name in ("move_time_limit", "game_time_limit"):
             if getattr(self, name) is not None:
