@@ -18,7 +18,8 @@ import numpy as np
 from engine import GameState, rules
 from engine.view import PlayerView
 
-from .base import Agent, seconds
+from .base import Agent
+from .parameters import seconds
 
 FORFEIT_REASONS = {
     "error": "the agent raised an exception",
@@ -220,11 +221,3 @@ def _forfeit_result(state: GameState, loser: int) -> tuple[list[int], list[float
         rewards.append(float(total) / (n - 1))
     return ranking, rewards
 
-
-def replay(record: GameRecord | dict) -> GameState:
-    """Rebuild the final state of a recorded game by replaying its actions."""
-    rec = record if isinstance(record, dict) else record.to_dict()
-    state = GameState.from_deal(rec["deal"], rec["num_players"], rec["team"])
-    for action in rec["actions"]:
-        state.step(action)
-    return state

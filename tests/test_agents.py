@@ -11,7 +11,7 @@ import pytest
 
 from agents import make, registered
 from agents.base import BUILTIN_MODULES
-from agents.play import play_game, replay
+from agents.play import play_game
 
 ROOT = Path(__file__).resolve().parents[1]
 from engine import GameState, rules
@@ -85,7 +85,10 @@ def test_agents_play_only_legal_moves(spec, mode):
         agents = [make(spec, seed=100 * g + s) for s in range(num_players)]
         record = play_game(agents, random_deal(1000 + g), num_players, team)
         assert record.forfeit is None, record.error
-        assert replay(record).is_over
+        state = GameState.from_deal(record.deal, num_players, team)
+        for action in record.actions:
+            state.step(action)
+        assert state.is_over
 
 
 def test_search_agents_play_against_each_other_in_every_mode():
@@ -366,7 +369,7 @@ def test_expected_exposure_is_the_next_seats_expected_best_reply():
     """The ``expected`` exposure of each move, against every hand the next seat may hold
     enumerated, in late positions (few unseen tiles) and with hands of 1 to 6 tiles; the
     ``outlook`` is that less FOLLOW_UP x the most the mover's remaining tiles score after it."""
-    from agents.features import FOLLOW_UP, exposure
+    from agents.networks.features import FOLLOW_UP, exposure
 
     rng = np.random.default_rng(2)
     checked = 0
@@ -411,7 +414,7 @@ def test_ismcts_beats_greedy():
 
 
 def test_exposure_features_are_the_minutes_each_move_leaves_open():
-    from agents.features import exposure
+    from agents.networks.features import exposure
 
     rng = np.random.default_rng(1)
     checked = 0
