@@ -11,6 +11,7 @@ in `agents.parameters`), before the agent is built. A spec is read once, at its 
 
 from __future__ import annotations
 
+import functools
 import inspect
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -62,6 +63,16 @@ class Agent(ABC):
         """Compile or load whatever makes a first move slow (numba kernels), so that a
         tournament's move clock measures play, not compilation. Called once per agent
         a tournament worker builds, before its games; the default does nothing."""
+
+    def compile_parts(self) -> tuple[str, ...]:
+        """Names of the parts of `warm_up`'s compiling that can run side by side, each in
+        another process (`compile_part`; `engine.kernel_cache.compile_in_parallel`), when
+        they are not in numba's cache yet; the default: none."""
+        return ()
+
+    def compile_part(self, name: str) -> None:
+        """Compile (and so cache) the kernels of part `name` of `compile_parts`."""
+        raise ValueError(f"{type(self).__name__} has no compile part {name!r}")
 
     # True: the game loop (`agents.play.play_game`) calls `observe_action` for every move
     observes_actions: bool = False
@@ -181,6 +192,26 @@ class AgentRecipe:
 def make(spec: str, seed: int | None = None) -> Agent:
     """Build an agent from a spec string; clear errors for unknown names or parameters."""
     return parse_agent(spec).build(seed)
+
+
+def compile_jobs(sources) -> list:
+    """Jobs for `engine.kernel_cache.compile_in_parallel`: one per part that the agents of
+    `sources` (spec strings or recipes) compile on a cold cache (`Agent.compile_parts`);
+    none when their kernels are cached."""
+    jobs = []
+    for source in dict.fromkeys(sources):
+        parts = _build(source).compile_parts()
+        jobs += [functools.partial(compile_part, source, name) for name in parts]
+    return jobs
+
+
+def compile_part(source, name: str) -> None:
+    """A compile job: part `name` of the agent `source` (a spec string or a recipe)."""
+    _build(source).compile_part(name)
+
+
+def _build(source) -> Agent:
+    return make(source, seed=0) if isinstance(source, str) else source.build(seed=0)
 
 
 def parse_agent(spec: str, load_checkpoints: bool = False) -> AgentRecipe:

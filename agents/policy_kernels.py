@@ -25,7 +25,7 @@ from engine.access import (capacity, current_seat, hand_count, hand_size, hand_v
 from engine.determinize import BINOMIAL, unseen_counts_into
 from engine.kernels import (
     POPCOUNT, apply_action, copy_state, kernel, legal_placements, lowest_bit_index, open_cells, pass_turn,
-    placement_points, random_placement, random_playout, rng_below, rng_next, scoring_setup,
+    placement_points, random_placement, rng_below, rng_next, scoring_setup,
     without_lowest_bit,
 )
 from engine.layout import AXIS_STEP, ON_BOARD, PAD_OF_CELL
@@ -181,8 +181,6 @@ def rollout(grid, info, rng, epsilon, safe, max_placements):
     until `max_placements` placements were made (0 = no limit). Returns (rng, placements made).
     Not inlined into callers: one call per simulation costs nothing, and inlining the
     whole engine into every search kernel would multiply their compile time."""
-    if epsilon >= EPSILON_SCALE and max_placements == 0:
-        return random_playout(grid, info, rng)
     placements = 0
     while not is_over(info):
         if max_placements > 0 and placements >= max_placements:

@@ -219,7 +219,7 @@ def compile_in_parallel(jobs, what: str, *, processes: int | None = None, timeou
     kernels next compiles them. Prints one notice line naming `what`."""
     jobs = list(jobs)
     workers = min(len(jobs), processes or os.cpu_count() or 1)
-    if workers <= 1:
+    if workers <= 1 or multiprocessing.current_process().daemon:  # a daemon may not start processes
         for job in jobs:
             _run(job)
         return

@@ -29,6 +29,7 @@ does not depend on which worker plays it (agents must play the same given the sa
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import multiprocessing as mp
@@ -343,11 +344,23 @@ def precompile(specs: Sequence, imports: Sequence[str] = ()) -> None:
     """In the parent, before the workers start: compile (or load) everything a worker's
     warm-up and the typed agents `specs` compile, so that each worker loads it from numba's
     cache instead of compiling it again for itself (the compile notice, if any, is
-    printed here, once)."""
+    printed here, once). On a cold cache the agents' parts that compile on their own
+    (`Agent.compile_parts`) compile first, side by side, one process per core."""
+    from agents.base import compile_jobs
+    from engine import kernel_cache
+
     load_plugins(imports)
+    jobs = [functools.partial(_with_plugins, tuple(imports), job) for job in compile_jobs(specs)]
+    if jobs:
+        kernel_cache.compile_in_parallel(jobs, "the agents' search parts")
     warm_up()
-    for agent in dict.fromkeys(specs):
-        warm_up_agent(agent.build(seed=0))
+    for recipe in dict.fromkeys(specs):
+        warm_up_agent(recipe.build(seed=0))
+
+
+def _with_plugins(imports: tuple[str, ...], job) -> None:
+    load_plugins(imports)
+    job()
 
 
 def _agent(player, seat: int):

@@ -19,6 +19,7 @@ record from a tournament, the terminal or the web app opens in any of them
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 import agents
-from engine import GameState, random_deal, rules
+from engine import GameState, kernel_cache, random_deal, rules
 from engine.files import atomic_write_text
 from engine.view import PlayerView
 from env.observation import encode
@@ -175,6 +176,7 @@ class Session:
         self._agents: dict | None = None
         self.hint_spec = hint_spec
         self._hint_agent = None
+        self._compiling: threading.Thread | None = None
         self._rng = np.random.default_rng(seed)
         self.undos = undos  # undos so far: with `seed`, what each undo's fresh deal is drawn from
         self.actions: list[int] = []
@@ -362,6 +364,18 @@ class Session:
         return taken
 
     # --- hints -----------------------------------------------------------------------------
+    def compile_ahead(self) -> None:
+        """On a cold numba cache, start compiling the hint agent's and the opponents' search
+        parts in the background (side by side, a process per core: `agents.compile_jobs`),
+        while the person reads the board; the first hint waits for it. Nothing when cached."""
+
+        def compile_parts():
+            if jobs := agents.compile_jobs([self.hint_spec, *(l for l in self.labels if l != HUMAN)]):
+                kernel_cache.compile_in_parallel(jobs, "the hint's and opponents' search parts")
+
+        self._compiling = threading.Thread(target=compile_parts, name="compile-ahead", daemon=True)
+        self._compiling.start()
+
     def hint(self, top: int = HINT_MOVES) -> dict:
         """What the hint agent would play now, and why: its choice and its top moves, each
         with the share of the search's visits and its mean reward when the agent searches,
@@ -370,6 +384,9 @@ class Session:
         if not self.human_to_move:
             raise ValueError("a hint is for your turn")
         view = self.view
+        if self._compiling is not None:
+            self._compiling.join()
+            self._compiling = None
         if self._hint_agent is None:
             self._hint_agent = agents.make(self.hint_spec, seed=self.seed)
             self._hint_agent.reset(self.seat, self._state.num_players, self._state.team)

@@ -145,6 +145,7 @@ def run(session: Session, save_path: str | Path, read: Callable[[str], str] | No
     Ctrl-C; save the record to `save_path` then. Returns the record; after Ctrl-C, raises
     KeyboardInterrupt once the game is saved (play.py exits 130)."""
     read = read or input
+    session.compile_ahead()
     write(f"24/7 against {', '.join(l for l in session.labels if l != 'human')}; you are player {session.seat}. "
           "Type help for commands.")
     for move in session.moves:

@@ -19,13 +19,15 @@ from functools import partial
 
 import numpy as np
 
-from engine import rules
+from engine import kernel_cache, rules
 
 from agents.base import Agent, check_spec, is_typed, register
 from agents.parameters import choice, non_negative_int
 from agents.settings import SearchSettings
 
 from . import br_kernels as bk
+from . import core as sk
+from . import tree
 from .mcts import MCTSAgent, show_search_parameters
 
 DEFAULT_PARTICLES = 512
@@ -140,6 +142,7 @@ class BestResponseAgent(MCTSAgent):
             self._models[key] = target_model(self._target, seats, num_players, team, self.target_rollout == "fast")
         self._model = self._models[key]
         kind = int(self._model.config[bk.CONFIG_KIND])
+        self._network_target = kind == bk.MODEL_NETWORK  # its searches and belief compile the network
         # reach weighting needs the target's probabilities: known for random, greedy, networks
         self._weighted = kind in (bk.MODEL_RANDOM, bk.MODEL_GREEDY, bk.MODEL_NETWORK) and self.particles > 0
         size = self.particles if kind != bk.MODEL_NONE else 0
@@ -178,9 +181,9 @@ class BestResponseAgent(MCTSAgent):
 
     def _target_move(self, view, action: int) -> None:
         grid, info = view.public_arrays()
-        self._belief_rng = np.uint64(bk.belief_target_move(grid, info, self._seat, self._hands, self._weights,
-                                                           self._weights_before, action, self._model,
-                                                           self._belief_rng))
+        update = bk.BELIEF_TARGET_MOVES[self._network_target]
+        self._belief_rng = np.uint64(update(grid, info, self._seat, self._hands, self._weights, self._weights_before,
+                                            action, self._model, self._belief_rng))
 
     def _sync(self, view) -> None:
         """Bring the belief up to `view`: build it at the game's start, weigh this seat's
@@ -254,6 +257,29 @@ class BestResponseAgent(MCTSAgent):
         finally:
             (self.iterations, self.time), self.rng = budget, rng
 
+    def compile_parts(self) -> tuple[str, ...]:
+        """The search's world, expansion and leaf, the root's ranking and the belief's
+        updates, each compiled on its own (`compile_part`), unless the search is cached."""
+        if kernel_cache.is_cached(bk.SEARCHES[self.settings.expand, self._network_target]):
+            return ()
+        return ("world", "expand", "leaf", "root", *(("belief",) if self._hands.shape[0] else ()))
+
+    def compile_part(self, name: str) -> None:
+        from engine import GameState
+        from engine.view import PlayerView
+
+        state = GameState.new(2, seed=0)
+        view = PlayerView(state, 1)
+        self.reset(1, 2)
+        if name == "belief":  # the belief's start and its update for the target's first move
+            self.observe_action(view, 0, int(state.legal_actions()[0]))
+        elif name == "root":
+            self._rank_root(view)
+        else:
+            grid, info = view.public_arrays()
+            sk.compile_part(bk.PARTS[self.settings.expand], name, grid, info, view.seat, self._params,
+                            tree.new_workspace(), (self._model, self._hands))
+
     # --- the search -------------------------------------------------------------------------
     def _search(self, view):
         if self._hands.shape[0]:
@@ -269,7 +295,7 @@ class BestResponseAgent(MCTSAgent):
 
     def _call(self, grid, info, observer, iterations, rng):
         bk.clear_cache(self._model)  # the memo's node ids are this search's
-        self.use_search(bk.SEARCHES[self.settings.expand], (self._model, self._hands))
+        self.use_search(bk.SEARCHES[self.settings.expand, self._network_target], (self._model, self._hands))
         return super()._call(grid, info, observer, iterations, rng)
 
 

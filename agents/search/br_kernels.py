@@ -37,7 +37,7 @@ from agents.networks.placement import new_scratch, placement_logits
 from agents.policy_kernels import (SCRATCH_LEN, expected_exposure_after_placements, exposure_after_placements, greedy_action,
                              policy_placement)
 
-from .core import ROOT, expand_greedy, expand_random, run, simulation_rewards, ucb
+from .core import ROOT, Parts, expand_greedy, expand_random, run, simulation_rewards, ucb
 from .tree import SCRATCH_COUNTS, SCRATCH_TILES
 
 # the kinds of target model
@@ -156,25 +156,32 @@ def _softmax_weight(model, best, i, t):
 
 
 @kernel
+def network_action(model, grid, info, rng):
+    """A network target's move (MODEL_NETWORK) for the seat to move of (grid, info).
+    Returns (rng, action)."""
+    n, best = _network_policy(model, grid, info)
+    if n == 0:
+        return rng, _PASS
+    if model.reals[REAL_TEMPERATURE] <= 0.0:
+        return rng, model.actions[best]
+    total = 0.0
+    for i in range(n):
+        total += _softmax_weight(model, best, i, model.reals[REAL_TEMPERATURE])
+    rng, bits = rng_next(rng)
+    u = np.float64(bits >> np.uint64(11)) * (1.0 / 2.0**53) * total
+    for i in range(n):
+        u -= _softmax_weight(model, best, i, model.reals[REAL_TEMPERATURE])
+        if u < 0.0:
+            return rng, model.actions[i]
+    return rng, model.actions[n - 1]
+
+
+@kernel
 def target_action(model, grid, info, rng):
-    """The modelled target's move for the seat to move of (grid, info). Returns (rng, action)."""
+    """The move of a target modelled in numba without a network (MODEL_RANDOM, MODEL_GREEDY,
+    MODEL_POLICY; a network's is `network_action`: kept apart, so that a search against the
+    others never compiles the network) for the seat to move of (grid, info). Returns (rng, action)."""
     kind = model.config[CONFIG_KIND]
-    if kind == MODEL_NETWORK:
-        n, best = _network_policy(model, grid, info)
-        if n == 0:
-            return rng, _PASS
-        if model.reals[REAL_TEMPERATURE] <= 0.0:
-            return rng, model.actions[best]
-        total = 0.0
-        for i in range(n):
-            total += _softmax_weight(model, best, i, model.reals[REAL_TEMPERATURE])
-        rng, bits = rng_next(rng)
-        u = np.float64(bits >> np.uint64(11)) * (1.0 / 2.0**53) * total
-        for i in range(n):
-            u -= _softmax_weight(model, best, i, model.reals[REAL_TEMPERATURE])
-            if u < 0.0:
-                return rng, model.actions[i]
-        return rng, model.actions[n - 1]
     if kind == MODEL_GREEDY:
         return rng, greedy_action(grid, info, model.copy_grid, model.copy_info, model.scratch, model.actions,
                                   model.keys)
@@ -188,25 +195,29 @@ def target_action(model, grid, info, rng):
 
 
 @kernel
+def network_probability(model, grid, info, action):
+    """The probability that a network target plays `action` for the seat to move of (grid, info)."""
+    n, best = _network_policy(model, grid, info)
+    if n == 0:
+        return 1.0 if action == _PASS else 0.0
+    t = model.reals[REAL_REACH_TEMPERATURE]
+    if t <= 0.0:
+        return 1.0 if model.actions[best] == action else 0.0
+    total = 0.0
+    chosen = 0.0
+    for i in range(n):
+        w = _softmax_weight(model, best, i, t)
+        total += w
+        if model.actions[i] == action:
+            chosen = w
+    return chosen / total
+
+
+@kernel
 def target_probability(model, grid, info, action):
-    """The probability that the modelled target plays `action` for the seat to move of
-    (grid, info); -1.0 when the model cannot say (MODEL_POLICY, MODEL_NONE)."""
+    """The probability that a target modelled without a network plays `action` for the
+    seat to move of (grid, info); -1.0 when the model cannot say (MODEL_POLICY, MODEL_NONE)."""
     kind = model.config[CONFIG_KIND]
-    if kind == MODEL_NETWORK:
-        n, best = _network_policy(model, grid, info)
-        if n == 0:
-            return 1.0 if action == _PASS else 0.0
-        t = model.reals[REAL_REACH_TEMPERATURE]
-        if t <= 0.0:
-            return 1.0 if model.actions[best] == action else 0.0
-        total = 0.0
-        chosen = 0.0
-        for i in range(n):
-            w = _softmax_weight(model, best, i, t)
-            total += w
-            if model.actions[i] == action:
-                chosen = w
-        return chosen / total
     if kind == MODEL_GREEDY:
         chosen = greedy_action(grid, info, model.copy_grid, model.copy_info, model.scratch, model.actions,
                                model.keys)
@@ -249,8 +260,8 @@ def _view_key(node, info):
     return (key << np.int64(1)) | access.shown_this_turn(info)
 
 
-@kernel
-def cached_target_action(model, node, grid, info, rng):
+@njit(inline="always", cache=True)
+def _cached_action(model, node, grid, info, rng, target_action):
     """`target_action` of a deterministic model at tree node `node`, computed once per
     (node, the mover's view) in a search: the same view gives the same move, exactly.
     Returns (rng, action)."""
@@ -269,6 +280,12 @@ def cached_target_action(model, node, grid, info, rng):
     model.cache_keys[i] = key
     model.cache_actions[i] = a
     return rng, a
+
+
+@kernel
+def cached_target_action(model, node, grid, info, rng):
+    """`_cached_action` of a target without a network."""
+    return _cached_action(model, node, grid, info, rng, target_action)
 
 
 # --- the belief -------------------------------------------------------------------------------
@@ -358,8 +375,9 @@ def belief_observer_draws(grid, info, observer, seats, hands, weights, drawn, sc
             counts[drawn[k]] -= 1
 
 
-@kernel
-def belief_target_move(grid, info, observer, hands, weights, before, action, model, rng):
+@njit(inline="always", cache=True)
+def _belief_target_move(grid, info, observer, hands, weights, before, action, model, rng, target_action,
+                        target_probability):
     """The target seat to move in (grid, info) plays `action`: weigh every particle by the
     model's probability of it in a world dealt around the particle, and take the placed
     tile out of the particle's hand; then, with several target seats, give the particles
@@ -383,7 +401,7 @@ def belief_target_move(grid, info, observer, hands, weights, before, action, mod
             weights[i] = 0.0
             continue
         if memo:
-            _, chosen = cached_target_action(model, ROOT, model.world_grid, model.world_info, rng)
+            _, chosen = _cached_action(model, ROOT, model.world_grid, model.world_info, rng, target_action)
             p = 1.0 if chosen == action else 0.0
         else:
             p = target_probability(model, model.world_grid, model.world_info, action)
@@ -400,6 +418,20 @@ def belief_target_move(grid, info, observer, hands, weights, before, action, mod
     if reach_known and seats != (1 << mover):
         rng = _cross_over(grid, info, observer, hands, weights, before, action, model, rng)
     return rng
+
+
+@kernel
+def belief_target_move(grid, info, observer, hands, weights, before, action, model, rng):
+    """`_belief_target_move` for a target without a network."""
+    return _belief_target_move(grid, info, observer, hands, weights, before, action, model, rng, target_action,
+                               target_probability)
+
+
+@kernel
+def network_belief_target_move(grid, info, observer, hands, weights, before, action, model, rng):
+    """`_belief_target_move` for a network target."""
+    return _belief_target_move(grid, info, observer, hands, weights, before, action, model, rng, network_action,
+                               network_probability)
 
 
 @kernel
@@ -460,15 +492,27 @@ def particle_world(root_grid, root_info, observer, tiles, num_unseen, work, data
 
 
 @njit(inline="always", cache=True)
-def target_move(data, node, work, rng):
+def _target_move(data, node, work, rng, target_action):
     """At a target seat's turn its model's move (memoized when deterministic), else -1:
     the search chooses."""
     model = data[0]
     if not is_target(model, access.current_seat(work.info)):
         return rng, np.int64(-1)
     if is_deterministic(model):
-        return cached_target_action(model, node, work.grid, work.info, rng)
+        return _cached_action(model, node, work.grid, work.info, rng, target_action)
     return target_action(model, work.grid, work.info, rng)
+
+
+@njit(inline="always", cache=True)
+def target_move(data, node, work, rng):
+    """`_target_move` of a target without a network."""
+    return _target_move(data, node, work, rng, target_action)
+
+
+@njit(inline="always", cache=True)
+def network_target_move(data, node, work, rng):
+    """`_target_move` of a network target."""
+    return _target_move(data, node, work, rng, network_action)
 
 
 @kernel
@@ -515,4 +559,21 @@ def search_br_random(root_grid, root_info, observer, iterations, params, rng, tr
                expand_random, br_rollout_leaf, target_move)
 
 
-SEARCHES = {"greedy": search_br_greedy, "random": search_br_random}  # by the settings' `expand`
+@kernel
+def search_br_greedy_network(root_grid, root_info, observer, iterations, params, rng, tree, work, data):
+    return run(root_grid, root_info, observer, iterations, params, rng, tree, work, data, particle_world, ucb,
+               expand_greedy, br_rollout_leaf, network_target_move)
+
+
+@kernel
+def search_br_random_network(root_grid, root_info, observer, iterations, params, rng, tree, work, data):
+    return run(root_grid, root_info, observer, iterations, params, rng, tree, work, data, particle_world, ucb,
+               expand_random, br_rollout_leaf, network_target_move)
+
+
+# by (the settings' `expand`, whether the target is a network: only those searches compile one)
+SEARCHES = {("greedy", False): search_br_greedy, ("random", False): search_br_random,
+            ("greedy", True): search_br_greedy_network, ("random", True): search_br_random_network}
+BELIEF_TARGET_MOVES = {False: belief_target_move, True: network_belief_target_move}
+PARTS = {expand: Parts(particle_world, expansion, br_rollout_leaf)  # what `core.compile_part` compiles ahead
+         for expand, expansion in (("greedy", expand_greedy), ("random", expand_random))}

@@ -23,17 +23,23 @@ select     tree, work, params, node, child, seat -> score               `ucb`
 expand     work, child_mask, num_legal, rng -> (rng, action)            `expand_greedy`,
                                                                         `expand_random`
 leaf       work, params, data, rng -> rng                               `rollout_leaf`,
+                                                                        `playout_leaf`,
                                                                         `evaluator_leaf`
 model      data, node, work, rng -> (rng, the seat's action, or -1)     `no_model`
 =========  ===========================================================  ==================
 
 ``params`` is the settings' record (`agents.settings.SearchSettings.kernel_parameters`,
 read by name: ``params.c``), ``data`` whatever the agent's parts need. Each combination
-of parts is a kernel of a few lines that calls `run` (`SEARCHES`): numba compiles only
-the parts it uses, inlined, and caches it like any kernel.
+of parts is a kernel of a few lines that calls `run` (`SEARCHES`; `PARTS` names its
+parts): numba compiles only the parts it uses, inlined, and caches it like any kernel.
+The kernels a part calls are compiled on their own (not inlined: `rollout`, `deal_unseen`,
+the expansions), so on a cold cache each part can be compiled in another process first
+(`compile_part`), side by side, and the search kernel then loads them.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -42,7 +48,7 @@ from engine import access, rules
 from engine.determinize import deal_unseen, unseen_tiles
 from engine.kernels import (
     apply_action, copy_state, count_placements, kernel, lines_through, lowest_bit_index, open_cells,
-    placement_points, rewards, rng_below, run_set_candidates, without_lowest_bit,
+    placement_points, random_playout, rewards, rng_below, run_set_candidates, without_lowest_bit,
 )
 from engine.layout import CELL_OF_PAD
 
@@ -253,6 +259,15 @@ def rollout_leaf(work, params, data, rng):
 
 
 @njit(inline="always", cache=True)
+def playout_leaf(work, params, data, rng):
+    """`rollout_leaf` at epsilon 1 and no depth limit: a uniformly random game to the end,
+    by the engine's own playout (faster than the policy's loop)."""
+    rng, _ = random_playout(work.grid, work.info, rng)
+    simulation_rewards(work.info, work.reward, params.margin)
+    return rng
+
+
+@njit(inline="always", cache=True)
 def evaluator_leaf(work, params, data, rng):
     """`rollout_leaf`, an unfinished position scored by the learned evaluator `data`
     (`tree.Evaluator`)."""
@@ -387,5 +402,69 @@ def search_random_evaluator(root_grid, root_info, observer, iterations, params, 
                expand_random, evaluator_leaf, no_model)
 
 
+@kernel
+def search_greedy_playout(root_grid, root_info, observer, iterations, params, rng, tree, work, data):
+    return run(root_grid, root_info, observer, iterations, params, rng, tree, work, data, deal_world, ucb,
+               expand_greedy, playout_leaf, no_model)
+
+
+@kernel
+def search_random_playout(root_grid, root_info, observer, iterations, params, rng, tree, work, data):
+    return run(root_grid, root_info, observer, iterations, params, rng, tree, work, data, deal_world, ucb,
+               expand_random, playout_leaf, no_model)
+
+
+class Parts(NamedTuple):
+    """The parts a search kernel passes to `run` that call kernels of their own (what
+    `compile_part` compiles ahead): world, expansion, leaf."""
+
+    world: object
+    expand: object
+    leaf: object
+
+
+# by (the settings' expand, the leaf: rollout, playout or evaluator)
 SEARCHES = {("greedy", "rollout"): search_greedy_rollout, ("random", "rollout"): search_random_rollout,
+            ("greedy", "playout"): search_greedy_playout, ("random", "playout"): search_random_playout,
             ("greedy", "evaluator"): search_greedy_evaluator, ("random", "evaluator"): search_random_evaluator}
+PARTS = {(expand, leaf): Parts(deal_world, {"greedy": expand_greedy, "random": expand_random}[expand],
+                               {"rollout": rollout_leaf, "playout": playout_leaf, "evaluator": evaluator_leaf}[leaf])
+         for expand, leaf in SEARCHES}
+
+
+# --- compiling one part on its own ---------------------------------------------------------------
+# Not cached: each exists to compile, and so cache, the kernels one part calls, with the argument
+# types `run` gives them; a search kernel compiled afterwards loads them from the cache.
+@njit
+def _call_world(world, root_grid, root_info, observer, tiles, num_unseen, work, data, rng):
+    return world(root_grid, root_info, observer, tiles, num_unseen, work, data, rng)
+
+
+@njit
+def _call_expand(expand, work, child_mask, num_legal, rng):
+    return expand(work, child_mask, num_legal, rng)
+
+
+@njit
+def _call_leaf(leaf, work, params, data, rng):
+    return leaf(work, params, data, rng)
+
+
+def compile_part(parts: Parts, name: str, grid, info, observer: int, params, work, data) -> None:
+    """Compile the kernels that part `name` ("world", "expand" or "leaf") of `parts` calls,
+    by calling it once on the position (grid, info) as `run` would (observer: the seat
+    searched, -1 for the root itself); the workspace `work` is scratch."""
+    rng = np.uint64(1)
+    work.grid[:] = grid
+    work.info[:] = info
+    if name == "world":
+        tiles = work.scratch[SCRATCH_TILES:SCRATCH_TILES + rules.NUM_TILES]
+        counts = work.scratch[SCRATCH_COUNTS:SCRATCH_COUNTS + 11]
+        num_unseen = np.int64(unseen_tiles(grid, info, observer, counts, tiles) if observer >= 0 else 0)
+        _call_world(parts.world, grid, info, np.int64(observer), tiles, num_unseen, work, data, rng)
+    elif name == "expand":
+        child_mask = work.scratch[SCRATCH_CHILD_MASK:SCRATCH_CHILD_MASK + 8]
+        child_mask[:] = 0
+        _call_expand(parts.expand, work, child_mask, np.int64(count_placements(work.info)), rng)
+    elif name == "leaf":
+        _call_leaf(parts.leaf, work, params, data, rng)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine import layout, rules
+from engine import kernel_cache, layout, rules
 from engine.determinize import SCRATCH_LEN as SAMPLER_SCRATCH_LEN
 from engine.determinize import sample_world
 
@@ -68,7 +68,10 @@ class MCTSAgent(Agent):
         self._params = s.kernel_parameters(evaluated)
         self._tree = parts.new_tree(self.iterations + 1 if self.time is None else 1 << 14)
         self._work = parts.new_workspace()
-        self.use_search(sk.SEARCHES[s.expand, "rollout"])
+        # a random rollout to the end is the engine's own playout; other rollouts the policy's loop
+        random_to_end = s.epsilon == 1.0 and self.depth == 0
+        self._leaf = "playout" if random_to_end else "rollout"
+        self.use_search(sk.SEARCHES[s.expand, self._leaf])
         self._keys = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.int64)
         self._rank_grid = np.zeros((layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16)
         self._rank_info = np.zeros(layout.INFO_LEN, dtype=np.int64)
@@ -118,7 +121,25 @@ class MCTSAgent(Agent):
         """Score rollouts cut before the game's end with a packed `agents.networks.evaluator`
         MLP instead of as if the game had ended there."""
         if self.depth > 0:
+            self._leaf = "evaluator"
             self.use_search(sk.SEARCHES[self.settings.expand, "evaluator"], parts.new_evaluator(packed))
+
+    def compile_parts(self) -> tuple[str, ...]:
+        """The world, expansion and leaf of the search, and the root's ranking, each
+        compiled on its own (`compile_part`), unless the search kernel is cached."""
+        if kernel_cache.is_cached(self._kernel) or self._kernel is not sk.SEARCHES.get((self.settings.expand,
+                                                                                         self._leaf)):
+            return ()  # cached, or a kernel of the caller's (`use_search`): its parts are its own
+        return ("world", "expand", "leaf", *(("root",) if self._ranks_root() else ()))
+
+    def compile_part(self, name: str) -> None:
+        view = warm_up_view()
+        if name == "root":
+            self._rank_root(view)
+            return
+        grid, info = view.public_arrays()
+        sk.compile_part(sk.PARTS[self.settings.expand, self._leaf], name, grid, info, view.seat, self._params,
+                        parts.new_workspace(), self._data)
 
     def _call(self, grid, info, observer, iterations, rng):
         return self._kernel(grid, info, observer, iterations, self._params, np.uint64(rng), self._tree, self._work,
