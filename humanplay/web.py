@@ -10,14 +10,9 @@ the board drawn by `env.render_svg`, the person's hand and legal moves, the publ
 scores, hand sizes and moves. The deal (the bag and the hidden hands) reaches the page
 only in the record of a finished game, for replays; after that there is no undo.
 
-Where the work happens:
-
-* the event loop checks each request, applies moves, draws the page and writes the game
-  to SQLite (`humanplay.store`) before answering, so a restart or ``kill -9`` loses no
-  answered move and the same cookie goes on with its game;
-* the agents think in worker processes (`humanplay.workers`): a fast pool for cheap
-  agents and a lower-priority slow pool for searching ones and hints, each bounded; a
-  full pool answers 503 with Retry-After.
+The event loop checks requests, applies moves and writes each game to SQLite
+(`humanplay.store`) before answering; the agents think in bounded worker pools
+(`humanplay.workers`; a full pool answers 503). docs/play.md tells the whole design.
 
 API (JSON; POST bodies are objects):
 
