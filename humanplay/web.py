@@ -33,6 +33,12 @@ API (JSON; POST bodies are objects):
 
 Answers that involved an agent carry ``Server-Timing: agents;dur=MS``: the agents' own
 thinking, so load tests can tell it from the server's overhead.
+
+The server answers at once: the engine's warm-up (`_warm_up`: on a first run numba compiles
+for a minute or more) runs in the background. Until it is done the page loads and every
+``/api/`` request gets ``503`` with ``Retry-After: 1`` and ``{"warming_up": true, "seconds":
+N, "error": "warming up ..."}`` (the page shows it and asks again); a warm-up that failed
+gets ``500`` with ``{"warm_up_failed": true, "error": ...}`` and is in the log.
 """
 
 from __future__ import annotations
@@ -374,25 +380,90 @@ def _warm_page(settings: Settings) -> None:
     done.data()
 
 
-async def _warm_up(settings: Settings, pools: workers.Pools, say) -> None:
+@dataclass
+class WarmUp:
+    """Where the engine's warm-up stands (`_warm_up`): until it is `ready` the API answers
+    'warming up' (`not_ready_answer`); `error` names why it failed, if it did."""
+
+    started: float = field(default_factory=time.monotonic)
+    ready: bool = False
+    error: str | None = None
+
+    @property
+    def seconds(self) -> float:
+        return time.monotonic() - self.started
+
+    @property
+    def done(self) -> bool:
+        return self.ready or self.error is not None
+
+
+WARMING_RETRY_AFTER = 1  # seconds a client waits before asking again during the warm-up
+
+
+def not_ready_answer(warm: WarmUp) -> JSONResponse:
+    """The API's answer while the warm-up runs (503, Retry-After) or after it failed (500)."""
+    headers = {"Cache-Control": "no-store"}
+    if warm.error is not None:
+        return JSONResponse({"error": f"the engine's warm-up failed, so no game can be played: {warm.error} "
+                                      f"(the server's log has the details)", "warm_up_failed": True},
+                            status_code=HTTPStatus.INTERNAL_SERVER_ERROR, headers=headers)
+    seconds = int(warm.seconds)
+    headers["Retry-After"] = str(WARMING_RETRY_AFTER)
+    return JSONResponse({"error": f"warming up the engine (first run only): {seconds} s so far; try again shortly",
+                         "warming_up": True, "seconds": seconds},
+                        status_code=HTTPStatus.SERVICE_UNAVAILABLE, headers=headers)
+
+
+async def _in_daemon_thread(fn, *args):
+    """`fn(*args)` in a daemon thread, awaited. Unlike `asyncio.to_thread`, a Ctrl-C in the
+    middle does not wait for it: the process exits and the thread with it (a warm-up
+    compiling for a minute is not worth finishing)."""
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+
+    def settle(ok: bool, value) -> None:
+        if not future.done():
+            future.set_result(value) if ok else future.set_exception(value)
+
+    def run() -> None:
+        try:
+            outcome = (True, fn(*args))
+        except BaseException as exc:  # noqa: BLE001 (handed to the awaiting task)
+            outcome = (False, exc)
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits any more
+            loop.call_soon_threadsafe(settle, *outcome)
+
+    threading.Thread(target=run, daemon=True, name="play247-warm-up").start()
+    return await future
+
+
+async def _warm_up(settings: Settings, pools: workers.Pools, say, warm: WarmUp) -> None:
     """Get everything a game needs ready (`_warm_page` here, then the worker pools, each
-    warmed with its agents), telling `say` how it goes every `PROGRESS_EVERY` seconds."""
-    start = time.monotonic()
-    say("warming up the engine and agents (a first run compiles numba kernels: a minute or more; "
-        "later runs: seconds)...")
+    warmed with its agents), telling `say` how it goes every `PROGRESS_EVERY` seconds;
+    then mark `warm` ready, or with the error if it failed (logged, never raised)."""
+    say("warming up the engine and agents in the background (a first run compiles numba kernels: a minute "
+        "or more; later runs: seconds); the page says so meanwhile...")
 
     async def tick():
         while True:
             await asyncio.sleep(PROGRESS_EVERY)
-            say(f"  still warming up ({time.monotonic() - start:.0f} s)...")
+            say(f"  still warming up ({warm.seconds:.0f} s)...")
 
     ticker = asyncio.create_task(tick())
     try:
-        await asyncio.to_thread(_warm_page, settings)  # first, alone: the workers then load its kernels from the cache
+        await _in_daemon_thread(_warm_page, settings)  # first, alone: the workers then load its kernels from the cache
         await pools.start(set(settings.opponents) | {settings.hint})
+    except Exception as exc:  # noqa: BLE001 (reported on the page and in the log; the server goes on answering)
+        warm.error = f"{type(exc).__name__}: {exc}"
+        log.exception("the warm-up failed after %.0f s", warm.seconds)
+        say(f"the warm-up failed after {warm.seconds:.0f} s: {warm.error}; no game can be played "
+            f"(the page says so; the traceback is in the log)")
+        return
     finally:
         ticker.cancel()
-    say(f"warm ({time.monotonic() - start:.0f} s)")
+    warm.ready = True
+    say(f"warm ({warm.seconds:.0f} s): games can be played")
 
 
 def _int_field(body: dict, name: str, default, low: int, high: int):
@@ -460,8 +531,10 @@ async def _prune_every(games: Games, seconds: float) -> None:
 
 def make_app(settings: Settings, say=None) -> Starlette:
     """The game as an ASGI app. Its lifespan opens the database (pruning old finished
-    games), warms the engine and starts the worker pools (`_warm_up`, its progress told to
-    `say`, e.g. print; default the log), and closes them at the end."""
+    games), starts the warm-up of the engine and the worker pools in the background
+    (`_warm_up`, its progress told to `say`, e.g. print; default the log) and answers at
+    once; at the end it stops the warm-up if it still runs and closes them. The app's
+    ``state.warm_up`` (a `WarmUp`) tells how the warm-up stands."""
     say = say or log.info
     state: dict = {}
     locks = Locks()
@@ -472,22 +545,26 @@ def make_app(settings: Settings, say=None) -> Starlette:
         pools = workers.Pools(settings.workers, settings.queue, max(settings.queue // 4, 8),
                               settings.job_timeout, settings.imports)
         games = Games(settings, store, pools)
-        pruner = None
+        warm = app.state.warm_up = WarmUp()
+        tasks: list[asyncio.Task] = []
         try:
             if games.prune():
                 say(f"pruned the finished games older than {settings.prune_after_days:g} days")
-            await _warm_up(settings, pools, say)
             state["games"] = games
-            pruner = asyncio.create_task(_prune_every(games, PRUNE_EVERY))
+            tasks += [asyncio.create_task(_warm_up(settings, pools, say, warm)),
+                      asyncio.create_task(_prune_every(games, PRUNE_EVERY))]
             yield
         finally:
-            if pruner is not None:
-                pruner.cancel()
+            for task in tasks:  # a warm-up still running stops here (Ctrl-C in the middle of it)
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
             pools.close()
             store.close()
 
     def api(handler, method: str):
         async def endpoint(request: Request) -> Response:
+            if not request.app.state.warm_up.ready:  # asked during the warm-up (or after it failed)
+                return not_ready_answer(request.app.state.warm_up)
             games: Games = state["games"]
             sid = request.cookies.get(COOKIE)
             if not (isinstance(sid, str) and 0 < len(sid) <= 64 and games.store.has_browser(sid)):
@@ -595,7 +672,7 @@ def uvicorn_config(settings: Settings, host: str = "127.0.0.1", port: int = 8000
 
 def _server(config, ready=None):
     """A uvicorn server that calls `ready()` once it answers: after the app's lifespan
-    start (the warm-up) and once its sockets listen."""
+    start (at once: the warm-up goes on in the background) and once its sockets listen."""
     import uvicorn
 
     class Server(uvicorn.Server):
@@ -624,7 +701,8 @@ def bind(host: str = "127.0.0.1", port: int = 8000) -> socket.socket:
 def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8000, verbose: bool = False,
           sock: socket.socket | None = None, say=print) -> None:
     """Serve until Ctrl-C or SIGTERM (uvicorn), on `sock` if given (see `bind`). `say`
-    gets the warm-up's progress, then, once the page answers, 'serving 24/7 on URL'."""
+    gets 'serving 24/7 on URL' once the page answers (at once), and the warm-up's
+    progress, which ends in 'warm (N s): games can be played'."""
     sock = sock or bind(host, port)
     address, port = sock.getsockname()[:2]
     url = f"http://{f'[{address}]' if ':' in address else address}:{port}/"
@@ -637,24 +715,41 @@ def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8000, verbose
 
 class ServerThread:
     """The app served by uvicorn in a thread of this process, on a free port (tests and
-    benchmarks): ``with ServerThread(settings) as srv: srv.url``."""
+    benchmarks): ``with ServerThread(settings) as srv: srv.url``. Entering waits until the
+    warm-up is done too (RuntimeError if it failed), unless `wait_warm` is False."""
 
-    def __init__(self, settings: Settings, host: str = "127.0.0.1"):
+    def __init__(self, settings: Settings, host: str = "127.0.0.1", wait_warm: bool = True):
         import uvicorn
 
+        self.wait_warm = wait_warm
         self._sock = bind(host, 0)
         self.port = self._sock.getsockname()[1]
         self.url = f"http://{host}:{self.port}"
         self.server = uvicorn.Server(uvicorn_config(settings, host, self.port))
         self._thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self._sock]}, daemon=True)
 
+    @property
+    def warm_up(self) -> WarmUp | None:
+        """How the app's warm-up stands (None before its lifespan started)."""
+        return getattr(self.server.config.app.state, "warm_up", None)
+
     def __enter__(self) -> ServerThread:
         self._thread.start()
         deadline = time.monotonic() + 120
         while not self.server.started:
             if not self._thread.is_alive() or time.monotonic() > deadline:
+                self.__exit__()
                 raise RuntimeError("the web server did not start")
             time.sleep(0.02)
+        deadline = time.monotonic() + workers.STARTUP_TIMEOUT
+        while self.wait_warm and not self.warm_up.done:
+            if time.monotonic() > deadline:
+                self.__exit__()
+                raise RuntimeError(f"the web server's warm-up took over {workers.STARTUP_TIMEOUT:.0f} s")
+            time.sleep(0.02)
+        if self.wait_warm and self.warm_up.error is not None:
+            self.__exit__()
+            raise RuntimeError(f"the web server's warm-up failed: {self.warm_up.error}")
         return self
 
     def __exit__(self, *exc) -> None:
