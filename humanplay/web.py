@@ -25,6 +25,8 @@ API (JSON; POST bodies are objects):
 * ``POST /api/load`` ``{"record": {...}}``: a game from a record (terminal, web or
   tournament games.jsonl line).
 * ``GET /api/record?game=ID``: the record of a finished game.
+* ``GET /api/ready``: 200 ``{"ready": true}`` once the warm-up is complete, else the
+  warming-up answer below (no session: a probe for scripts).
 * ``GET /api/replay?game=ID&step=K``: a finished game's board after K moves.
 * ``POST /api/review`` ``{"game": ID}``: a finished game's review (`humanplay.review`), one
   decision of the person's analysed per call in a slow worker: the answer says how many
@@ -34,11 +36,13 @@ API (JSON; POST bodies are objects):
 Answers that involved an agent carry ``Server-Timing: agents;dur=MS``: the agents' own
 thinking, so load tests can tell it from the server's overhead.
 
-The server answers at once: the engine's warm-up (`_warm_up`: on a first run numba compiles
-for a minute or more) runs in the background. Until it is done the page loads and every
-``/api/`` request gets ``503`` with ``Retry-After: 1`` and ``{"warming_up": true, "seconds":
-N, "error": "warming up ..."}`` (the page shows it and asks again); a warm-up that failed
-gets ``500`` with ``{"warm_up_failed": true, "error": ...}`` and is in the log.
+The server answers at once: the warm-up (`_warm_up`: on a first run numba compiles for a
+minute or more) runs in the background, the opponents first, then the hint agent. Until
+games can be played the page loads and every ``/api/`` request gets ``503`` with
+``Retry-After: 1`` and ``{"warming_up": true, "seconds": N, "error": "warming up ..."}``
+(the page shows it and asks again); after that, so do hints and reviews until their
+agents are warm. A warm-up that failed gets ``500`` with ``{"warm_up_failed": true,
+"error": ...}`` and is in the log.
 """
 
 from __future__ import annotations
@@ -360,11 +364,12 @@ def view_state(view, session: Session, moves: list[dict], replies: list[dict], g
     }
 
 
-def _warm_page(settings: Settings) -> None:
-    """Do once what a browser's first game does in this process (check the agent specs,
-    deal, draw the page, check a move), so its imports and numba kernels load (on a cold
-    cache: compile, and land in the cache the workers then read) before the first browser."""
-    workers.warm_job(tuple(dict.fromkeys([*settings.opponents, settings.hint])))  # what each worker does, first here
+def _warm_page(settings: Settings, specs: tuple[str, ...]) -> None:
+    """Do once what a browser's first game does in this process (the agents `specs` as a
+    worker runs them, deal, draw the page, check a move), so its imports and numba kernels
+    load (on a cold cache: compile, and land in the cache the workers then read) before
+    the first browser."""
+    _warm_agents(specs)  # what each worker does, first here
     session = Session(random_deal(0), settings.players, settings.team, 0, settings.opponents, 0, settings.hint)
     view_state(session.view, session, session.public_moves(), [], "warm-up")
     session.agents_answer(session.legal_actions()[0])
@@ -380,13 +385,21 @@ def _warm_page(settings: Settings) -> None:
     done.data()
 
 
+def _warm_agents(specs: tuple[str, ...]) -> None:
+    """Load (on a cold cache: compile) the kernels of the agents `specs` in this process."""
+    workers.warm_job(specs)
+
+
 @dataclass
 class WarmUp:
-    """Where the engine's warm-up stands (`_warm_up`): until it is `ready` the API answers
-    'warming up' (`not_ready_answer`); `error` names why it failed, if it did."""
+    """Where the warm-up stands (`_warm_up`): until it is `ready` (games can be played)
+    the API answers 'warming up' (`not_ready_answer`); until it is `complete` so do the
+    requests for the agents warmed last (hints, reviews); `error` names why it failed,
+    if it did."""
 
     started: float = field(default_factory=time.monotonic)
     ready: bool = False
+    complete: bool = False
     error: str | None = None
 
     @property
@@ -395,24 +408,24 @@ class WarmUp:
 
     @property
     def done(self) -> bool:
-        return self.ready or self.error is not None
+        return self.complete or self.error is not None
 
 
 WARMING_RETRY_AFTER = 1  # seconds a client waits before asking again during the warm-up
 
 
-def not_ready_answer(warm: WarmUp) -> JSONResponse:
-    """The API's answer while the warm-up runs (503, Retry-After) or after it failed (500)."""
+def not_ready_answer(warm: WarmUp, what: str = "the engine") -> tuple[dict, HTTPStatus, dict]:
+    """The API's answer (payload, status, headers) to a request for `what` while the
+    warm-up runs (503, Retry-After) or after it failed (500)."""
     headers = {"Cache-Control": "no-store"}
     if warm.error is not None:
-        return JSONResponse({"error": f"the engine's warm-up failed, so no game can be played: {warm.error} "
-                                      f"(the server's log has the details)", "warm_up_failed": True},
-                            status_code=HTTPStatus.INTERNAL_SERVER_ERROR, headers=headers)
+        return ({"error": f"the warm-up failed, so {what} cannot answer: {warm.error} "
+                          f"(the server's log has the details)", "warm_up_failed": True},
+                HTTPStatus.INTERNAL_SERVER_ERROR, headers)
     seconds = int(warm.seconds)
     headers["Retry-After"] = str(WARMING_RETRY_AFTER)
-    return JSONResponse({"error": f"warming up the engine (first run only): {seconds} s so far; try again shortly",
-                         "warming_up": True, "seconds": seconds},
-                        status_code=HTTPStatus.SERVICE_UNAVAILABLE, headers=headers)
+    return ({"error": f"warming up {what} (first run only): {seconds} s so far; try again shortly",
+             "warming_up": True, "seconds": seconds}, HTTPStatus.SERVICE_UNAVAILABLE, headers)
 
 
 async def _in_daemon_thread(fn, *args):
@@ -423,8 +436,12 @@ async def _in_daemon_thread(fn, *args):
     future = loop.create_future()
 
     def settle(ok: bool, value) -> None:
-        if not future.done():
-            future.set_result(value) if ok else future.set_exception(value)
+        if future.done():
+            return
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
 
     def run() -> None:
         try:
@@ -438,12 +455,25 @@ async def _in_daemon_thread(fn, *args):
     return await future
 
 
+def warm_up_plan(settings: Settings, pools: workers.Pools) -> tuple[tuple[str, ...], set, tuple[str, ...], set]:
+    """What is warmed first: the opponents (and the hint agent if it runs in a pool of
+    theirs) and their pools, so a game can start; then the rest: the hint agent and the
+    other pool (hints, reviews)."""
+    specs = list(dict.fromkeys([*settings.opponents, settings.hint]))
+    game_pools = {pools.for_specs([spec]) for spec in settings.opponents}
+    first = tuple(spec for spec in specs if pools.for_specs([spec]) in game_pools)
+    return first, game_pools, tuple(spec for spec in specs if spec not in first), {pools.fast, pools.slow} - game_pools
+
+
 async def _warm_up(settings: Settings, pools: workers.Pools, say, warm: WarmUp) -> None:
-    """Get everything a game needs ready (`_warm_page` here, then the worker pools, each
-    warmed with its agents), telling `say` how it goes every `PROGRESS_EVERY` seconds;
-    then mark `warm` ready, or with the error if it failed (logged, never raised)."""
+    """Get everything a game needs ready (`_warm_page` here with the opponents, then their
+    worker pools, each worker warmed with its agents): `warm` is then `ready`; then the
+    same for the agents that only give hints (`warm_up_plan`) and the other pool: `warm`
+    is `complete`. Tells `say` how it goes every `PROGRESS_EVERY` seconds; a failure is
+    logged and kept in `warm.error`, never raised."""
     say("warming up the engine and agents in the background (a first run compiles numba kernels: a minute "
         "or more; later runs: seconds); the page says so meanwhile...")
+    first, first_pools, last, last_pools = warm_up_plan(settings, pools)
 
     async def tick():
         while True:
@@ -452,18 +482,25 @@ async def _warm_up(settings: Settings, pools: workers.Pools, say, warm: WarmUp) 
 
     ticker = asyncio.create_task(tick())
     try:
-        await _in_daemon_thread(_warm_page, settings)  # first, alone: the workers then load its kernels from the cache
-        await pools.start(set(settings.opponents) | {settings.hint})
+        # in this process first, alone: the workers then load its kernels from the cache
+        await _in_daemon_thread(_warm_page, settings, first)
+        await pools.start(first, first_pools)
+        warm.ready = True
+        if last_pools:
+            say(f"warm for games ({warm.seconds:.0f} s): games can be played; warming up hints and reviews...")
+            await _in_daemon_thread(_warm_agents, last)
+            await pools.start(last, last_pools)
     except Exception as exc:  # noqa: BLE001 (reported on the page and in the log; the server goes on answering)
         warm.error = f"{type(exc).__name__}: {exc}"
         log.exception("the warm-up failed after %.0f s", warm.seconds)
-        say(f"the warm-up failed after {warm.seconds:.0f} s: {warm.error}; no game can be played "
+        say(f"the warm-up failed after {warm.seconds:.0f} s: {warm.error}; "
+            f"{'no hint or review can be given' if warm.ready else 'no game can be played'} "
             f"(the page says so; the traceback is in the log)")
         return
     finally:
         ticker.cancel()
-    warm.ready = True
-    say(f"warm ({warm.seconds:.0f} s): games can be played")
+    warm.complete = True
+    say(f"warm ({warm.seconds:.0f} s): games and hints can be played")
 
 
 def _int_field(body: dict, name: str, default, low: int, high: int):
@@ -563,8 +600,10 @@ def make_app(settings: Settings, say=None) -> Starlette:
 
     def api(handler, method: str):
         async def endpoint(request: Request) -> Response:
-            if not request.app.state.warm_up.ready:  # asked during the warm-up (or after it failed)
-                return not_ready_answer(request.app.state.warm_up)
+            warm: WarmUp = request.app.state.warm_up
+            if not warm.ready:  # asked during the warm-up (or after it failed)
+                payload, status, headers = not_ready_answer(warm)
+                return JSONResponse(payload, status_code=status, headers=headers)
             games: Games = state["games"]
             sid = request.cookies.get(COOKIE)
             if not (isinstance(sid, str) and 0 < len(sid) <= 64 and games.store.has_browser(sid)):
@@ -583,6 +622,9 @@ def make_app(settings: Settings, say=None) -> Starlette:
                 status = HTTPStatus.OK
             except ApiError as exc:
                 payload, status = {"error": str(exc)}, exc.status
+            except workers.NotStarted:  # its pool still warms up (hints, reviews): ask again
+                payload, status, more = not_ready_answer(warm, "hints and reviews")
+                headers.update(more)
             except workers.Saturated as exc:
                 payload, status = {"error": str(exc)}, HTTPStatus.SERVICE_UNAVAILABLE
                 headers["Retry-After"] = str(exc.retry_after)
@@ -629,6 +671,15 @@ def make_app(settings: Settings, say=None) -> Starlette:
     async def page(request: Request) -> Response:
         return _static("index.html")
 
+    async def ready(request: Request) -> Response:
+        """200 once the warm-up is complete (games, hints, reviews), else the warming-up
+        answer: a probe for scripts, with no session."""
+        warm: WarmUp = request.app.state.warm_up
+        if warm.complete:
+            return JSONResponse({"ready": True, "seconds": int(warm.seconds)}, headers={"Cache-Control": "no-store"})
+        payload, status, headers = not_ready_answer(warm, "the engine" if not warm.ready else "hints and reviews")
+        return JSONResponse(payload, status_code=status, headers=headers)
+
     async def static(request: Request) -> Response:
         return _static(request.path_params["name"])
 
@@ -639,7 +690,8 @@ def make_app(settings: Settings, say=None) -> Starlette:
 
     routes = [api(state_, "GET"), api(record, "GET"), api(replay, "GET"), api(new, "POST"), api(move, "POST"),
               api(undo, "POST"), api(hint, "POST"), api(load, "POST"), api(review, "POST"),
-              Route("/", page), Route("/index.html", page), Route("/static/{name:path}", static)]
+              Route("/api/ready", ready), Route("/", page), Route("/index.html", page),
+              Route("/static/{name:path}", static)]
     return Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_found})
 
 

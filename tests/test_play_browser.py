@@ -267,7 +267,7 @@ def test_the_page_waits_out_the_warm_up_then_plays(browser, tmp_path, monkeypatc
     from humanplay import web
 
     gate, real = threading.Event(), web._warm_page
-    monkeypatch.setattr(web, "_warm_page", lambda settings: gate.wait(120) and real(settings))
+    monkeypatch.setattr(web, "_warm_page", lambda settings, specs: gate.wait(120) and real(settings, specs))
     settings = web.Settings(opponents=["greedy"], hint="greedy", save_dir=tmp_path, workers=1)
     with web.ServerThread(settings, wait_warm=False) as srv:
         context = browser.new_context(viewport={"width": 1100, "height": 720})
@@ -292,7 +292,7 @@ def test_the_page_waits_out_the_warm_up_then_plays(browser, tmp_path, monkeypatc
 def test_the_page_says_when_the_warm_up_failed(browser, tmp_path, monkeypatch):
     from humanplay import web
 
-    def failing_warm_page(settings):
+    def failing_warm_page(settings, specs):
         raise RuntimeError("no kernels today")
 
     monkeypatch.setattr(web, "_warm_page", failing_warm_page)

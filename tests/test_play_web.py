@@ -368,11 +368,11 @@ def _gated_warm_up(monkeypatch, gate: threading.Event, error: Exception | None =
 
     real = web._warm_page
 
-    def slow_warm_page(settings):
+    def slow_warm_page(settings, specs):
         assert gate.wait(120), "the test never opened the gate"
         if error is not None:
             raise error
-        real(settings)
+        real(settings, specs)
 
     monkeypatch.setattr(web, "_warm_page", slow_warm_page)
 
@@ -399,7 +399,7 @@ def test_the_page_answers_during_the_warm_up_then_the_game(tmp_path, monkeypatch
         assert status == 200 and b"play.js" in page
         assert c.raw("GET", "/static/play.js")[0] == 200
         for method, path, body in [("GET", "/api/state", None), ("POST", "/api/new", {}),
-                                   ("POST", "/api/move", {"game": "x", "action": 0})]:
+                                   ("POST", "/api/move", {"game": "x", "action": 0}), ("GET", "/api/ready", None)]:
             data = None if body is None else json.dumps(body).encode()
             status, payload, headers = c.raw(method, path, data, {"Content-Type": "application/json"})
             answer = json.loads(payload)
@@ -412,6 +412,11 @@ def test_the_page_answers_during_the_warm_up_then_the_game(tmp_path, monkeypatch
         assert status == 200 and state["your_turn"] and srv.warm_up.ready
         status, moved = c.call("POST", "/api/move", {"game": state["game"], "action": _first_move(state)})
         assert status == 200 and moved["turn"] == state["turn"] + 2 and len(moved["replies"]) == 1
+        deadline = time.monotonic() + 120
+        while (ready := c.call("GET", "/api/ready"))[0] == 503:  # the probe for scripts: all warm
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        assert ready == (200, {"ready": True, "seconds": ready[1]["seconds"]})
 
 
 def test_a_failed_warm_up_is_reported_on_the_page_and_in_the_log(tmp_path, monkeypatch, caplog):
@@ -430,3 +435,39 @@ def test_a_failed_warm_up_is_reported_on_the_page_and_in_the_log(tmp_path, monke
         assert c.raw("GET", "/")[0] == 200  # the page still loads, to say so
     failures = [r for r in caplog.records if r.name == "humanplay.web" and "warm-up failed" in r.getMessage()]
     assert failures and failures[0].exc_info is not None  # with its traceback
+
+
+def test_games_start_before_the_hint_agent_is_warm(tmp_path, monkeypatch):
+    """The opponents are warmed first: a game is played while the hint agent (another
+    pool) still warms up, its hints answered 503 'warming up' until it is warm."""
+    from humanplay import web
+
+    gate, real = threading.Event(), web._warm_agents
+    hint = "ismcts:iterations=50"
+
+    def gated(specs):
+        if hint in specs:  # the hint agent's turn, after the opponents'
+            assert gate.wait(120), "the test never opened the gate"
+        real(specs)
+
+    monkeypatch.setattr(web, "_warm_agents", gated)
+    settings = Settings(opponents=["greedy"], seed=3, hint=hint, save_dir=tmp_path, workers=1)
+    with ServerThread(settings, wait_warm=False) as srv:
+        c = Client(srv)
+        status, state = _until_ready(c)
+        assert status == 200 and srv.warm_up.ready and not srv.warm_up.complete
+        status, moved = c.call("POST", "/api/move", {"game": state["game"], "action": _first_move(state)})
+        assert status == 200 and len(moved["replies"]) == 1
+        data = json.dumps({"game": state["game"]}).encode()
+        status, payload, headers = c.raw("POST", "/api/hint", data, {"Content-Type": "application/json"})
+        answer = json.loads(payload)
+        assert status == 503 and headers["Retry-After"] == "1" and answer["warming_up"], answer
+        assert "warming up hints and reviews" in answer["error"]
+        status, answer = c.call("GET", "/api/ready")
+        assert status == 503 and "warming up hints and reviews" in answer["error"]
+        gate.set()
+        deadline = time.monotonic() + 120
+        while (reply := c.call("POST", "/api/hint", {"game": state["game"]}))[0] == 503:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        assert reply[0] == 200 and reply[1]["agent"] == hint and srv.warm_up.complete

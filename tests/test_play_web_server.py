@@ -83,15 +83,11 @@ def _start(port: int, folder: Path) -> subprocess.Popen:
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         assert server.poll() is None, (folder / "server.log").read_text()[-2000:]
-        try:  # (a cookieless ask: a throwaway browser)
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/record?game=none", timeout=5):
-                pass
-        except urllib.error.HTTPError as err:
-            if err.code != 503:  # 404: an unknown game, asked of a warm server
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/ready", timeout=5):
                 return server
-        except OSError:
-            pass
-        time.sleep(0.2)
+        except OSError:  # not listening yet, or 503 while it warms up
+            time.sleep(0.2)
     server.kill()
     raise AssertionError("the server did not start")
 
