@@ -29,7 +29,10 @@ left: what every later run costs. Rows:
   a game against the default opponent (greedy), then ``POST /api/move`` plays the person's
   first legal move and the time stops when its answer holds the AI's reply.
 
-The web rows stop the server with SIGINT (its Ctrl-C) and need it to stop cleanly.
+The web rows stop the server with SIGINT (its Ctrl-C) once timed. Their CPU time is the
+server's and its workers' until then, so it holds whatever warm-up the server ran in the
+background meanwhile (a server that warms up before it answers, as before the page
+answered at once, shows its whole warm-up in both rows).
 
 Where the cold time goes: every child (and every worker process it starts) runs with a
 ``sitecustomize`` of this script's that logs each numba compile (a cache miss: the kernel,
