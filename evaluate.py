@@ -237,7 +237,8 @@ def analyze_main(args) -> int:
     from pathlib import Path
 
     import agents
-    from evaluation.analysis import Reference, analyze_run, format_analysis, load_games, write_analysis
+    from evaluation.analysis import Reference, analyze_run, format_analysis, write_analysis
+    from evaluation.replay import load_games
 
     try:
         if args.horizon == "end":
@@ -249,7 +250,7 @@ def analyze_main(args) -> int:
         reference = Reference(worlds=args.worlds, candidates=args.candidates, prerank_worlds=args.prerank_worlds,
                               horizon=horizon, rollout=agents.parse_agent(args.rollout), evaluator=args.evaluator,
                               seed=args.seed).validate()
-        records = load_games(args.path, args.game)
+        records = load_games(args.path, args.game, "analyse")
         out = Path(args.out) if args.out else (Path(args.path) if Path(args.path).is_dir() else Path(args.path).parent)
         bar = None
 

@@ -127,7 +127,7 @@ def serve(args, opponents, hint, record, argv=None) -> int:
         sock = bind(args.host, args.port)
     except OSError as exc:  # the port is taken, the address is not this machine's...
         raise ValueError(f"cannot serve on {args.host}:{args.port}: {exc}") from None
-    try:  # it says "serving 24/7 on http://..." once the page answers (after the warm-up)
+    try:  # it says "serving 24/7 on http://..." at once; the warm-up goes on in the background
         serve(settings, args.host, sock.getsockname()[1], sock=sock, say=lambda text: print(text, flush=True))
     except KeyboardInterrupt:  # uvicorn has shut down cleanly, then passes Ctrl-C on
         pass

@@ -19,8 +19,20 @@ left: what every later run costs. Rows:
 * ``evaluate``: ``python evaluate.py --agents greedy random ismcts:iterations=200 --games 40``
   (default workers: one per core);
 * ``exploit``: ``python evaluate.py exploit --target greedy --games 20``;
-* ``web``: ``python play.py --web``, timed until its first ``GET /api/state`` answers 200
-  (a game the browser can play), then stopped.
+* ``hint``: the first ``hint`` of the terminal game (``python play.py``): the session
+  built and its board drawn (setup), then the default hint agent's hint
+  (``ismcts:time=1``: one second of search) as the terminal prints it;
+* ``web_page``: ``python play.py --web``, timed until ``GET /`` answers 200 (the page: the
+  server answers at once and warms the engine up in the background, so about the imports);
+* ``web_move``: ``python play.py --web``, timed until the first AI move is answered, driven
+  as the page does: ``GET /api/state`` (asked again while it answers 503 "warming up") starts
+  a game against the default opponent (greedy), then ``POST /api/move`` plays the person's
+  first legal move and the time stops when its answer holds the AI's reply.
+
+The web rows stop the server with SIGINT (its Ctrl-C) once timed. Their CPU time is the
+server's and its workers' until then, so it holds whatever warm-up the server ran in the
+background meanwhile (a server that warms up before it answers, as before the page
+answered at once, shows its whole warm-up in both rows).
 
 Where the cold time goes: every child (and every worker process it starts) runs with a
 ``sitecustomize`` of this script's that logs each numba compile (a cache miss: the kernel,
@@ -73,6 +85,9 @@ ROWS = {
     "ismcts": ("import agents, engine; from engine.view import PlayerView",
                "g = engine.GameState.new(2, seed=0); "
                "agents.make('ismcts:iterations=200', seed=0).act(None, PlayerView(g, 0))"),
+    "hint": ("from humanplay import terminal; from humanplay.session import Session; "
+             "s = Session.new(['greedy'], seed=0); terminal.board_text(s.view, s)",
+             "terminal.hint_text(s.hint())"),
     "quickstart_iteration": (
         "import torch; from train import make_trainer; from training.config import load_config; "
         "cfg = load_config('configs/quickstart.yaml', []); torch.set_num_threads(cfg.torch_threads)",
@@ -86,7 +101,8 @@ COMMANDS = {
                  "--out", "{out}/evaluate"],
     "exploit": ["evaluate.py", "exploit", "--target", "greedy", "--games", "20", "--out", "{out}/exploit"],
 }
-COMMAND_ROWS = ("evaluate", "exploit", "web")
+WEB_ROWS = ("web_page", "web_move")  # `play.py --web`, timed until its page / its first AI move answers
+COMMAND_ROWS = ("evaluate", "exploit", *WEB_ROWS)
 COMPILE_NOTICE = "compiling numba kernels"  # the start of the notice, in every version of it
 COMPILE_LOG = "COLD_START_COMPILE_LOG"  # the environment variable naming the compile log
 
@@ -205,28 +221,78 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def run_web(root: Path, cache_dir: str, timeout: float, compile_log: str | None = None) -> dict:
-    """Start ``play.py --web`` in `root` and time its first ``GET /api/state`` that answers
-    200; then stop it (SIGINT, its Ctrl-C). CPU time: the server's and its workers'
-    (children's rusage, counted once they are reaped)."""
+def _first_legal_action(state: dict) -> int:
+    """The person's first legal move in a state of the web API, as play.js sends it
+    (action id = cell * 10 + value - 1; 490 = pass)."""
+    if state["can_pass"]:
+        return 490
+    cell, values = next(iter(state["legal"].items()))
+    return int(cell) * 10 + values[0] - 1
+
+
+def _first_ai_move(base: str, deadline: float) -> bool:
+    """One try at what the page does first: ``GET /api/state`` (the current game, a new one
+    against the default opponent), then ``POST /api/move`` with the person's first legal
+    move. True once the answer holds the AI's reply; False while the server is not ready
+    (not listening yet, or 503 while it warms up); raises on any other answer."""
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())  # a browser's cookie
+    timeout = max(deadline - time.perf_counter(), 1.0)
+    try:
+        with opener.open(f"{base}/api/state", timeout=timeout) as reply:
+            state = json.loads(reply.read())
+    except urllib.error.HTTPError as err:
+        if err.code == 503:
+            return False
+        raise RuntimeError(f"GET /api/state answered {err.code}: {err.read()[:300]!r}") from None
+    except OSError:
+        return False
+    body = json.dumps({"game": state["game"], "action": _first_legal_action(state)}).encode()
+    request = urllib.request.Request(f"{base}/api/move", data=body, method="POST",
+                                     headers={"Content-Type": "application/json"})
+    with opener.open(request, timeout=timeout) as reply:
+        moved = json.loads(reply.read())
+    if not moved["replies"]:
+        raise RuntimeError(f"the answer to the first move holds no AI reply: {moved['moves']}")
+    return True
+
+
+def _page_answers(base: str, deadline: float) -> bool:
+    """True once ``GET /`` answers 200 (the page)."""
+    try:
+        with urllib.request.urlopen(f"{base}/", timeout=max(deadline - time.perf_counter(), 1.0)) as reply:
+            return reply.status == 200
+    except OSError:  # not listening yet (or an old server still warming up before it answers)
+        return False
+
+
+def run_web(root: Path, name: str, cache_dir: str, timeout: float, compile_log: str | None = None) -> dict:
+    """Start ``play.py --web`` in `root` and time row `name` (`WEB_ROWS`): until ``GET /``
+    answers 200 (web_page) or until the first AI move is answered (web_move); then stop it
+    (SIGINT, its Ctrl-C). CPU time: the server's and its workers' (children's rusage,
+    counted once they are reaped)."""
+    reached = _page_answers if name == "web_page" else _first_ai_move
     port = free_port()
+    base = f"http://127.0.0.1:{port}"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryDirectory(prefix="cold_start_web_") as saves:
         start = time.perf_counter()
+        deadline = start + timeout
         proc = subprocess.Popen([sys.executable, "play.py", "--web", "--port", str(port), "--save-dir", saves],
                                 cwd=root, env=child_env(root, cache_dir, compile_log), stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True)
-        answered = None
+        answered, error = None, None
         try:
             while answered is None:
-                if proc.poll() is not None or time.perf_counter() - start > timeout:
+                if proc.poll() is not None or time.perf_counter() > deadline:
                     break  # it exited (a start-up failure: its output says why) or never answered
                 try:
-                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=timeout) as reply:
-                        if reply.status == 200 and "legal" in reply.read().decode():
-                            answered = time.perf_counter() - start
-                except (OSError, urllib.error.URLError):
-                    time.sleep(0.1)
+                    if reached(base, deadline):
+                        answered = time.perf_counter() - start
+                    else:
+                        time.sleep(0.1)
+                except (RuntimeError, OSError, KeyError, ValueError) as exc:  # a wrong answer: the row fails
+                    error = f"{type(exc).__name__}: {exc}"
+                    break
         finally:
             proc.send_signal(signal.SIGINT)
             try:
@@ -237,8 +303,9 @@ def run_web(root: Path, cache_dir: str, timeout: float, compile_log: str | None 
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if answered is None:
-        why = f"exited ({proc.returncode})" if proc.returncode not in (None, -signal.SIGINT) else "never answered"
-        output = f"{output}\nplay.py --web {why} after {time.perf_counter() - start:.0f} s without a game answer"
+        why = error or (f"exited ({proc.returncode})" if proc.returncode not in (None, -signal.SIGINT)
+                        else "never answered")
+        output = f"{output}\nplay.py --web: {name} {why} after {time.perf_counter() - start:.0f} s"
     return {"wall_s": answered, "cpu_s": cpu, "stdout": "", "stderr": output, "pid": proc.pid,
             **({} if answered is not None else {"failed": output.strip().splitlines()[-1]})}
 
@@ -248,8 +315,8 @@ def measure_row(root: Path, name: str, cache_dir: str, timeout: float) -> dict:
     setup (imports) and first use (where the compiling happens)."""
     with tempfile.TemporaryDirectory(prefix="cold_start_out_") as tmp:
         log = os.path.join(tmp, "compiles.jsonl")
-        if name == "web":
-            out, parts = run_web(root, cache_dir, timeout, log), {}
+        if name in WEB_ROWS:
+            out, parts = run_web(root, name, cache_dir, timeout, log), {}
         elif name in COMMANDS:
             args = [a.replace("{out}", tmp) for a in COMMANDS[name]]
             out, parts = run_child(root, args, cache_dir, timeout, log), {}
@@ -268,9 +335,10 @@ def measure_row(root: Path, name: str, cache_dir: str, timeout: float) -> dict:
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true",
-                        help="skip the rows that run whole commands (quickstart, evaluate, exploit, web: minutes)")
+                        help="skip the rows that run whole commands (quickstart, evaluate, exploit, web_page, "
+                             "web_move: minutes)")
     parser.add_argument("--rows", nargs="+", choices=[*ROWS, *QUICKSTART_ROWS, *COMMAND_ROWS],
-                        help="only these rows (default: all but the command rows evaluate, exploit, web)")
+                        help="only these rows (default: every row; --quick: all but the command rows)")
     parser.add_argument("--kernels", action="store_true", help="list each cold row's compiles, slowest first")
     parser.add_argument("--no-warm", action="store_true", help="cold runs only")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per child process")
@@ -306,7 +374,8 @@ def main(argv=None) -> dict:
     else:
         m = result["machine"]
         print(f"times in s; CPU = user + system of the whole process and its workers. 'first use' = the row's "
-              f"first call alone (cold, wall); web: wall until the first game answer. notices: compile notice lines "
+              f"first call alone (cold, wall); web_page / web_move: wall until the page / the first AI move "
+              f"answers. notices: compile notice lines "
               f"printed. compiled (cold run): distinct kernels and (kernel, types) signatures compiled, processes "
               f"that compiled, compiles repeated in another process. machine: {m['cpu']}, {m['cores']} cores, numba {m['numba']}, Python {m['python']}; "
               f"load average {m['load_average_before']:.1f} before, {m['load_average_after']:.1f} after")

@@ -12,7 +12,7 @@ Measured (median of `--repeats` timed runs, after a warm-up that compiles everyt
 * Gym: `TwentyFourSevenEnv` steps (learner seat 0, random opponents inside), random legal
   learner actions from `info["action_mask"]`; `gym_moves_per_s` counts every seat's moves.
 * Vector: `TwentyFourSevenVectorEnv` at each batch size, actions drawn from the masks by
-  the numba kernel `env.step_kernels.sample_masked`; steps/s = games x steps / time,
+  the numba kernel `sample_masked` below; steps/s = games x steps / time,
   observations, masks and auto-resets included. `vector_steps_per_s` uses the default
   ``copy=True`` (fresh output arrays every step); `vector_nocopy_steps_per_s` the same
   with ``copy=False`` (output buffers reused, as a loop that stores each batch before
@@ -34,9 +34,11 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as `import env` does; bef
 
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
+from numba import njit, prange
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.machine import machine_info  # noqa: E402
+from engine.kernels import rng_below
 
 
 _CPU = {}  # figure name -> CPU seconds (all threads) per million items, median
@@ -103,9 +105,59 @@ def gym_rate(steps: int, seed: int = 0):
     return run, moves
 
 
+_CHUNK = 32
+_REJECTION_TRIES = 16
+
+
+@njit(_nrt=False)
+def _sample_one(mask, rng, i, out):
+    m = mask[i]
+    width = m.shape[0]
+    state = rng[i]
+    # Rejection first: a uniform id that is legal is a uniform legal action, and with a
+    # tenth of the ids legal a few random bytes are read instead of the whole row.
+    for _ in range(_REJECTION_TRIES):
+        state, a = rng_below(state, width)
+        if m[a] != 0:
+            rng[i] = state
+            out[i] = a
+            return
+    # Few legal actions: count them and pick the r-th (still uniform).
+    total = 0
+    for a in range(width):
+        total += m[a]
+    out[i] = -1
+    if total > 0:
+        state, r = rng_below(state, total)
+        start = 0
+        while start < width:  # skip whole chunks, then walk the one holding the r-th
+            stop = min(start + _CHUNK, width)
+            k = 0
+            for a in range(start, stop):
+                k += m[a]
+            if r < k:
+                for a in range(start, stop):
+                    if m[a] != 0:
+                        if r == 0:
+                            out[i] = a
+                            break
+                        r -= 1
+                break
+            r -= k
+            start = stop
+    rng[i] = state
+
+
+@njit(parallel=True)
+def sample_masked(mask, rng, out):
+    """out[i] = a uniformly random action among mask[i] != 0 (-1 if none), from the
+    splitmix64 stream rng[i]. Masks hold 0/1."""
+    for i in prange(mask.shape[0]):
+        _sample_one(mask, rng, np.int64(i), out)
+
+
 def vector_rate(num_envs: int, steps: int, seed: int = 0, copy: bool = True):
     from env import TwentyFourSevenVectorEnv
-    from env.step_kernels import sample_masked
 
     v = TwentyFourSevenVectorEnv(num_envs=num_envs, copy=copy)
     obs, info = v.reset(seed=seed)

@@ -210,9 +210,9 @@ def start_server(args, folder: Path) -> tuple[subprocess.Popen, int]:
         if server.poll() is not None:
             raise RuntimeError(f"the server exited: {(folder / 'server.log').read_text()[-2000:]}")
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5):
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/ready", timeout=5):  # warmed up
                 return server, port
-        except OSError:
+        except OSError:  # not listening yet, or 503 while it warms up
             time.sleep(0.2)
     server.kill()
     raise RuntimeError("the server did not start in 180 s")

@@ -43,15 +43,6 @@ def batch_reset(grid, info, seeds, num_players, team):
         _reset_game(grid, info, np.int64(i), deal, seeds, num_players, team)
 
 
-@njit(parallel=True, cache=True)
-def batch_reset_where(grid, info, done, seeds, num_players, team):
-    """Reset only the games where done[i] (auto-reset for vector envs)."""
-    for i in prange(grid.shape[0]):
-        if done[i]:
-            deal = np.empty(rules.NUM_TILES, dtype=np.int64)
-            _reset_game(grid, info, np.int64(i), deal, seeds, num_players, team)
-
-
 @kernels.kernel
 def _legal_mask_game(grid, info, masks, i):
     kernels.legal_mask(grid[i], info[i], masks[i])

@@ -574,14 +574,6 @@ def points_on_lines(grid, p, v, r0, r1, r2, r3):
 
 
 @njit(inline="always", cache=True)
-def points_from_sums(p, v, r0, r1, r2, r3):
-    """`points_on_lines` for a value that makes no run or set on p (not in
-    `run_set_candidates`): only the sums of 7 and 24, 24-in-7 and the 24/7 pairs can
-    score, and they follow from the four lines alone, without reading the board."""
-    return _doubled(p, _sum_minutes(v, r0, r1, r2, r3))
-
-
-@njit(inline="always", cache=True)
 def points_if_placed(grid, p, v):
     """The minutes placing v on the open cell p would score now (the state is not
     changed; legality is not checked)."""
@@ -637,17 +629,9 @@ def sum_candidates(r0, r1, r2, r3):
 @njit(inline="always", cache=True)
 def run_set_candidates(grid, p, r0, r1, r2, r3):
     """Bit v set for every value that could make a run or set on the empty cell p, its
-    lines given; any other value scores exactly `points_from_sums`."""
+    lines given; any other value scores only by its sums (`placement_points`)."""
     return (_axis_run_set_candidates(grid, p, 1, r0) | _axis_run_set_candidates(grid, p, 8, r1)
             | _axis_run_set_candidates(grid, p, 9, r2) | _axis_run_set_candidates(grid, p, 7, r3))
-
-
-@njit(inline="always", cache=True)
-def scoring_candidates(grid, p, r0, r1, r2, r3):
-    """Bit v set for every value v that could score on the empty cell p, its lines given
-    (`lines_through`): any value outside this mask scores 0 there, so callers score only
-    these (tests/test_kernel_state.py checks the superset on random games)."""
-    return sum_candidates(r0, r1, r2, r3) | run_set_candidates(grid, p, r0, r1, r2, r3)
 
 
 # Kernels that score every (open cell, value) pair each walk the open cells themselves
@@ -668,7 +652,7 @@ def placement_points(grid, p, v, r0, r1, r2, r3, run_set):
     """Minutes of placing v on the open cell p without placing it, given its lines
     (`lines_through`) and ``run_set = run_set_candidates(grid, p, r0, r1, r2, r3)``: a
     value outside run_set makes no run or set, so its minutes follow from the four lines
-    alone (`points_from_sums`, no board reads); the others are scored on the board."""
+    alone (no board reads); the others are scored on the board."""
     total = _sum_minutes(v, r0, r1, r2, r3)
     if (run_set >> v) & 1:
         total += _run_set_minutes(grid, p, v, r0, r1, r2, r3)

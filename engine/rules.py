@@ -103,11 +103,6 @@ def hand_size(num_players: int) -> int:
     return HAND_SIZE[num_players]
 
 
-def full_tile_set() -> np.ndarray:
-    """The 40 tiles, sorted: four each of 1..10."""
-    return np.repeat(np.arange(1, MAX_VALUE + 1, dtype=np.int8), COPIES_PER_VALUE)
-
-
 def check_game_options(num_players: int, team: bool) -> None:
     """Raise ValueError for a player count or team flag the rules do not allow. The
     team flag must be a real bool (numpy bools and the ints 0/1 too): "no" is refused."""

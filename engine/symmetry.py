@@ -45,13 +45,6 @@ TURNED = _turn_tables()
 SOURCE = np.argsort(TURNED, axis=1)
 
 
-def layout_is_symmetric() -> bool:
-    """Whether every quarter turn maps the start cell and the Double Time cells onto themselves."""
-    doubles = set(rules.DOUBLE_TIME_CELLS)
-    return all(TURNED[k, rules.START_CELL] == rules.START_CELL and {int(TURNED[k, c]) for c in doubles} == doubles
-               for k in range(NUM_TURNS))
-
-
 def turn_action(action: int, turns: int) -> int:
     """The action `action` becomes after `turns` quarter turns (pass and show actions stay)."""
     action = int(action)

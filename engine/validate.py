@@ -23,9 +23,6 @@ import operator
 
 import numpy as np
 
-INT64_MIN = -(2**63)
-INT64_MAX = 2**63 - 1
-
 
 def _is_int_scalar(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))

@@ -157,9 +157,7 @@ class raw_env(AECEnv):
     def __init__(self, num_players: int = 2, team: bool = False, render_mode: str | None = None):
         super().__init__()
         rules.check_game_options(num_players, team)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, "
-                             f"got {render_mode!r}")
+        render_mod.check_render_mode(render_mode, self.metadata["render_modes"])
         self.num_players = int(num_players)
         self.team = bool(team)
         self.render_mode = render_mode
@@ -244,20 +242,8 @@ class raw_env(AECEnv):
         return () if self.game is None else self.game.last_breakdown
 
     def render(self):
-        if self.render_mode is None:
-            import gymnasium
-
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode= to the env")
-            return None
-        if self.game is None:
-            raise RuntimeError("call reset() before render()")
-        if self.render_mode == "rgb_array":
-            return render_mod.rgb_array(self.game)
-        text = render_mod.ansi(self.game, self.agent_name_mapping.get(self.agent_selection))
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        viewer = self.agent_name_mapping.get(self.agent_selection) if self.game is not None else None
+        return render_mod.render_frame(self.render_mode, self.game, viewer)
 
     def close(self) -> None:
         pass

@@ -103,9 +103,7 @@ class TwentyFourSevenEnv(gym.Env):
         if not (isinstance(reward, str) and reward in REWARD_MODES):
             raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
         self.reward_mode = reward
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, "
-                             f"got {render_mode!r}")
+        render_mod.check_render_mode(render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
         self.opponents = self._opponent_table(opponents)
         self.num_actions = rules.num_actions(self.team)
@@ -257,15 +255,4 @@ class TwentyFourSevenEnv(gym.Env):
                 "scores": self.game.scores}
 
     def render(self):
-        if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; pass render_mode= to the env")
-            return None
-        if self.game is None:
-            raise RuntimeError("call reset() before render()")
-        if self.render_mode == "rgb_array":
-            return render_mod.rgb_array(self.game)
-        text = render_mod.ansi(self.game, self.seat)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return render_mod.render_frame(self.render_mode, self.game, self.seat)

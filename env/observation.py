@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import numpy as np
 from gymnasium import spaces
-from numba import njit, prange
+from numba import njit
 
 from engine import access, kernels, rules, symmetry
 from engine.access import (bag_left, capacity, current_seat, hand_count, hand_size, hand_values,
@@ -292,19 +292,6 @@ def encode_with_mask(grid, info, seat, out, mask):
     else:
         encode_into(grid, info, seat, out)
         mask[:] = False
-
-
-@kernels.kernel
-def _encode_game(grid, info, seats, out, i):
-    encode_into(grid[i], info[i], seats[i], out[i])
-
-
-@njit(parallel=True, cache=True)
-def encode_batch(grid, info, seats, out):
-    """out[i] = observation of game i from seats[i] (out: float32 (N, OBS_SIZE)).
-    The body slices in an NRT-free kernel (see env.step_kernels for why)."""
-    for i in prange(grid.shape[0]):
-        _encode_game(grid, info, seats, out, np.int64(i))
 
 
 def encode(state, seat: int | None = None, out: np.ndarray | None = None) -> np.ndarray:

@@ -86,6 +86,32 @@ def ansi(state, viewer: int | None = None) -> str:
     return board_text(state, viewer)
 
 
+def check_render_mode(mode, modes) -> None:
+    """An env constructor's check of its `render_mode` (None or one of `modes`)."""
+    if mode is not None and mode not in modes:
+        raise ValueError(f"render_mode must be one of {modes} or None, got {mode!r}")
+
+
+def render_frame(mode: str | None, state, viewer: int | None):
+    """What a single-game env's ``render()`` returns in `mode`: the RGB array, the text
+    board (``ansi``), or None after printing it (``human``); None with a warning when the
+    env has no render mode."""
+    if mode is None:
+        import gymnasium
+
+        gymnasium.logger.warn("render() called without a render_mode; pass render_mode= to the env")
+        return None
+    if state is None:
+        raise RuntimeError("call reset() before render()")
+    if mode == "rgb_array":
+        return rgb_array(state)
+    text = ansi(state, viewer)
+    if mode == "human":
+        print(text)
+        return None
+    return text
+
+
 # --- score breakdowns ----------------------------------------------------------------------
 _KIND_WORDS = {"sum7": "sum 7", "sum24": "sum 24", "24in7": "24 in 7 tiles", "24/7": "24/7 bonus"}
 

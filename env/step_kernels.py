@@ -26,7 +26,7 @@ from numba import njit, prange
 
 from engine import kernels
 from engine.access import current_seat, is_over, score
-from engine.kernels import rng_below, rng_next
+from engine.kernels import rng_next
 
 from .observation import encode_into, encode_mover_into
 
@@ -150,54 +150,3 @@ def vec_step(grid, info, actions, rng, deals, num_players, team, obs, mask, rewa
         _step_game(grid, info, np.int64(i), actions, rng, deals, num_players, team, obs, mask, reward,
                    rewards_all, terminated, current, points, final_obs, final_scores)
     return 0, _list_finished(terminated, ended)
-
-
-_CHUNK = 32
-_REJECTION_TRIES = 16
-
-
-@kernels.kernel
-def _sample_one(mask, rng, i, out):
-    m = mask[i]
-    width = m.shape[0]
-    state = rng[i]
-    # Rejection first: a uniform id that is legal is a uniform legal action, and with a
-    # tenth of the ids legal a few random bytes are read instead of the whole row.
-    for _ in range(_REJECTION_TRIES):
-        state, a = rng_below(state, width)
-        if m[a] != 0:
-            rng[i] = state
-            out[i] = a
-            return
-    # Few legal actions: count them and pick the r-th (still uniform).
-    total = 0
-    for a in range(width):
-        total += m[a]
-    out[i] = -1
-    if total > 0:
-        state, r = rng_below(state, total)
-        start = 0
-        while start < width:  # skip whole chunks, then walk the one holding the r-th
-            stop = min(start + _CHUNK, width)
-            k = 0
-            for a in range(start, stop):
-                k += m[a]
-            if r < k:
-                for a in range(start, stop):
-                    if m[a] != 0:
-                        if r == 0:
-                            out[i] = a
-                            break
-                        r -= 1
-                break
-            r -= k
-            start = stop
-    rng[i] = state
-
-
-@njit(parallel=True, cache=True)
-def sample_masked(mask, rng, out):
-    """out[i] = a uniformly random action among mask[i] != 0 (-1 if none), from the
-    splitmix64 stream rng[i] (for benchmarks and random self-play). Masks hold 0/1."""
-    for i in prange(mask.shape[0]):
-        _sample_one(mask, rng, np.int64(i), out)

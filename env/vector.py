@@ -94,9 +94,7 @@ class TwentyFourSevenVectorEnv(VectorEnv):
                  render_mode: str | None = None):
         rules.check_game_options(num_players, team)
         num_envs = validate.as_int(num_envs, "num_envs", 1)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, "
-                             f"got {render_mode!r}")
+        render_mod.check_render_mode(render_mode, self.metadata["render_modes"])
         self.num_envs = int(num_envs)
         self.num_players = int(num_players)
         self.team = bool(team)

@@ -79,7 +79,8 @@ from engine.files import atomic_write, atomic_write_text
 from engine import GameState, rules
 from engine.view import PlayerView
 
-from .replay import read_records
+from .replay import check_record
+
 
 UNITS = ("value: the deciding seat's expected search reward (the game's reward, 2 players +1 win / 0 draw / "
          "-1 loss, plus 0.5 * tanh(final minute margin / 100)); minutes: its minute margin after the horizon")
@@ -378,27 +379,6 @@ def analyze_decision(state: GameState, played: int, reference: Reference, *, gam
 
 
 # --- games -------------------------------------------------------------------------------------
-def check_game(record: dict) -> tuple[GameState, list[int]]:
-    """The start of a record's game and its actions, checked (every action legal in
-    turn). Raises ValueError naming the problem."""
-    if not isinstance(record, dict):
-        raise ValueError(f"a game record must be a JSON object, got {type(record).__name__}")
-    if "deal" not in record or "actions" not in record:
-        raise ValueError(f"game {record.get('game', '?')} was saved without its moves; "
-                         "rerun the tournament with --save-games to analyse games")
-    team = record.get("team", False)
-    start = GameState.from_deal(record["deal"], record.get("num_players", 2), bool(team))
-    actions = record["actions"]
-    if not isinstance(actions, list):
-        raise ValueError(f"game {record.get('game', '?')}: 'actions' must be a list of action ids")
-    state = start.clone()
-    for n, action in enumerate(actions):
-        if isinstance(action, bool) or not isinstance(action, int) or not state.is_legal(action):
-            raise ValueError(f"game {record.get('game', '?')}: action {n} ({action!r}) is not legal in that game")
-        state.step(action)
-    return start, [int(a) for a in actions]
-
-
 def decision_steps(start: GameState, actions: Sequence[int], seats: Iterable[int]) -> list[int]:
     """The steps (actions played before) of the decisions the analysis scores: a
     placement by one of `seats` with at least two legal placements."""
@@ -433,7 +413,7 @@ def analyze_moves(start: GameState, actions: Sequence[int], reference: Reference
                   floor: bool = True, progress: Progress | None = None, steps: Sequence[int] | None = None,
                   game: int | None = None, labels: Sequence[str] | None = None) -> list[Decision]:
     """Score the decisions of `seats` (default all; or only those at `steps`) in the game
-    that plays `actions` from `start` (checked legal, e.g. by `check_game`). `game` and
+    that plays `actions` from `start` (checked legal, e.g. by `evaluation.replay.check_record`). `game` and
     `labels` (one per seat) name them in the output; `progress(done, total)` is called
     after each decision."""
     seats = range(start.num_players) if seats is None else seats
@@ -454,8 +434,8 @@ def analyze_moves(start: GameState, actions: Sequence[int], reference: Reference
 def analyze_game(record: dict, reference: Reference, seats: Iterable[int] | None = None, floor: bool = True,
                  progress: Progress | None = None, steps: Sequence[int] | None = None) -> list[Decision]:
     """`analyze_moves` for a game record (a games.jsonl line saved with --save-games, or
-    a play.py record), checked first (`check_game`)."""
-    start, actions = check_game(record)
+    a play.py record), checked first (`evaluation.replay.check_record`)."""
+    start, actions = check_record(record)
     return analyze_moves(start, actions, reference, seats, floor, progress, steps, record.get("game"),
                          seat_labels(record))
 
@@ -515,25 +495,6 @@ def costliest(decisions: Iterable[Decision], top: int = 10) -> list[Decision]:
 
 
 # --- a whole run -----------------------------------------------------------------------------------
-def load_games(path: str | Path, game: int | None = None) -> list[dict]:
-    """The game records to analyse: every record of a run directory or games.jsonl, or
-    the one with id `game`. Raises ValueError (a missing file, a game id not there, games
-    saved without their moves)."""
-    records = read_records(path)
-    if game is not None:
-        ids = [r.get("game") for r in records]
-        if game not in ids:
-            known = [i for i in ids if isinstance(i, int)]
-            span = f"{min(known)}..{max(known)}" if known else "none"
-            raise ValueError(f"game {game} is not in {path} (games there: {span})")
-        records = [records[ids.index(game)]]
-    missing = [r.get("game") for r in records if "actions" not in r or "deal" not in r]
-    if missing:
-        raise ValueError(f"{len(missing)} game(s) in {path} were saved without their moves (game {missing[0]}, ...); "
-                         "rerun the tournament with --save-games to analyse games")
-    return records
-
-
 def analyze_run(records: Sequence[dict], reference: Reference, agent: str | None = None, seat: int | None = None,
                 floor: bool = True, progress: Progress | None = None) -> dict:
     """Analyse every chosen decision of `records` (module doc); returns the content of
@@ -542,7 +503,7 @@ def analyze_run(records: Sequence[dict], reference: Reference, agent: str | None
     reference.validate()
     plans = []
     for record in records:
-        start, actions = check_game(record)
+        start, actions = check_record(record)
         reference.tools(start.num_players, start.team)  # a game without an evaluator fails here, before any work
         seats = choose_seats(record, agent, seat)
         plans.append((record, seats, decision_steps(start, actions, seats)))

@@ -47,7 +47,7 @@ from agents.base import AgentRecipe, is_typed, parse_agent, typed_agent
 from .config import EvalConfig
 from .executor import Executor
 from .ratings import bradley_terry
-from .report import resample_sweeps, write_json
+from .report import resample_sweeps, rounded, write_json
 from .run import check_agents, make_executor
 from .stats import deal_bootstrap_weights, pairwise, per_deal, percentile_interval
 from .tournament import GameResult, Journal, Schedule, play_tournament, write_lines
@@ -292,16 +292,12 @@ def significant_drops(ladder_games, fit: LadderFit | None = None) -> list[dict]:
     for before, after in itertools.pairwise(rated):
         diff, lo, hi = fit.difference(after, before)
         if hi < 0:
-            drops.append({"generation": after, "previous": before, "elo": _round(diff),
-                          "ci95": [_round(lo), _round(hi)]})
+            drops.append({"generation": after, "previous": before, "elo": rounded(diff, 1),
+                          "ci95": [rounded(lo, 1), rounded(hi, 1)]})
     return drops
 
 
 # --- ladder.json and ladder.png -----------------------------------------------------------------
-def _round(x, nd: int = 1):
-    return None if x is None or not np.isfinite(x) else round(float(x), nd) + 0.0  # no -0.0
-
-
 def summarize(data: LadderGames, fit: LadderFit) -> dict:
     """The content of ladder.json."""
     s = data.settings
@@ -309,7 +305,7 @@ def summarize(data: LadderGames, fit: LadderFit) -> dict:
     def entry(label: str) -> dict:
         i = fit.index(label)
         lo, hi = fit.interval(i) if np.isfinite(fit.elo[i]) else (None, None)
-        return {"elo": _round(fit.elo[i]), "elo_ci95": [_round(lo), _round(hi)], "games": int(fit.games[i])}
+        return {"elo": rounded(fit.elo[i], 1), "elo_ci95": [rounded(lo, 1), rounded(hi, 1)], "games": int(fit.games[i])}
 
     generations = [dict({"generation": h["generation"], "spec": h["spec"]}, **entry(generation_label(h["generation"])),
                         wall_s=h["wall_s"]) for h in data.generations]
@@ -317,8 +313,8 @@ def summarize(data: LadderGames, fit: LadderFit) -> dict:
     progress = None
     if len(rated) >= 2:
         diff, lo, hi = fit.difference(rated[-1]["generation"], rated[0]["generation"])
-        progress = {"first": rated[0]["generation"], "last": rated[-1]["generation"], "elo": _round(diff),
-                    "ci95": [_round(lo), _round(hi)]}
+        progress = {"first": rated[0]["generation"], "last": rated[-1]["generation"], "elo": rounded(diff, 1),
+                    "ci95": [rounded(lo, 1), rounded(hi, 1)]}
     valid = sum(bool(r.get("ranking")) for r in data.games)
     return {
         "generations": generations,

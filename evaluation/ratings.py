@@ -92,10 +92,6 @@ def _connected(adj: np.ndarray) -> bool:
     return len(seen) == k
 
 
-def expected_score(elo_a: float, elo_b: float) -> float:
-    return 1.0 / (1.0 + 10.0 ** ((elo_b - elo_a) / 400.0))
-
-
 def openskill_ratings(games: Iterable[tuple[Sequence[int], Sequence[int]]], num_agents: int) -> list[dict] | None:
     """Plackett-Luce (openskill) ratings from games given as (seating, ranking) in order.
 

@@ -18,16 +18,11 @@ Two layers:
 * **`RayExecutor`**, the tournament `Executor`: each actor's handler is the one-worker
   local executor that ``--workers 1`` uses (`evaluation.executor.make_local_executor`), so a
   game on Ray is played by exactly the code, seeds and time-limit enforcement of a local
-  run (games go to an actor in batches, `games_per_call`, as a Ray call costs about a quick
-  game's CPU; a batch whose actor dies is played again whole) (a move that never comes back is stopped by that actor's own watchdog process, a
-  crashing agent forfeits); Ray only decides where. Before the first game, one task per
-  node compiles the numba kernels of the engine and of the tournament's agents into that
-  node's on-disk cache, so the actors load them instead of compiling side by side.
+  run; games go to an actor in batches (`games_per_call`: a Ray call costs about a quick
+  game's CPU), and a batch whose actor dies is played again whole.
 
-Where code runs: the driver (evaluate.py) schedules and writes the journal; each actor
-process waits on its game-playing child process. Every node needs the toolkit importable
-at the same path as the driver's (the driver's checkout is put on ``PYTHONPATH``), and the
-files named by ``--import`` and ``checkpoint:`` specs at the same paths.
+What runs where (the driver, one compile task per node, one actor per worker) and what
+every node needs: docs/ray.md.
 """
 
 from __future__ import annotations

@@ -46,19 +46,53 @@ def read_records(path: str | Path) -> list[dict]:
     return records
 
 
+def load_games(path: str | Path, game: int | None = None, purpose: str = "replay") -> list[dict]:
+    """Every game record of a run directory or games.jsonl, or the one with id `game`,
+    each with its deal and moves. Raises ValueError (a missing file, a game id not there,
+    games saved without their moves, which `purpose` needs)."""
+    records = read_records(path)
+    if game is not None:
+        ids = [r.get("game") for r in records]
+        if game not in ids:
+            known = [i for i in ids if isinstance(i, int)]
+            span = f"{min(known)}..{max(known)}" if known else "none"
+            raise ValueError(f"game {game} is not in {path} (games there: {span})")
+        records = [records[ids.index(game)]]
+    missing = [r.get("game") for r in records if "actions" not in r or "deal" not in r]
+    if missing:
+        raise ValueError(f"{len(missing)} game(s) in {path} were saved without their moves (game {missing[0]}, ...); "
+                         f"rerun the tournament with --save-games to {purpose} games")
+    return records
+
+
+def check_record(record) -> tuple[GameState, list[int]]:
+    """The start of a record's game and its actions, checked: the deal is valid and every
+    action is legal in turn. Raises ValueError naming the problem."""
+    if not isinstance(record, dict):
+        raise ValueError(f"a game record must be a JSON object, got {type(record).__name__}")
+    name = f"game {record['game']}" if "game" in record else "the game record"
+    missing = [k for k in ("deal", "num_players", "actions") if k not in record]
+    if missing:
+        raise ValueError(f"{name} lacks {', '.join(missing)} (a tournament saves moves only with --save-games)")
+    team = record.get("team", False)
+    if not isinstance(team, bool):
+        raise ValueError(f"{name}: 'team' must be true or false, got {team!r}")
+    start = GameState.from_deal(record["deal"], record["num_players"], team)  # validates both
+    actions = record["actions"]
+    if not isinstance(actions, list):
+        raise ValueError(f"{name}: 'actions' must be a list of action ids")
+    state = start.clone()
+    for n, action in enumerate(actions):
+        if isinstance(action, bool) or not isinstance(action, int) or not state.is_legal(action):
+            raise ValueError(f"{name}: action {n} ({action!r}) is not legal in that game")
+        state.step(action)
+    return start, [int(a) for a in actions]
+
+
 def load_game(path: str | Path, game: int) -> dict:
     """The record of game id `game` from a games.jsonl (or an output directory), with its
     deal and moves."""
-    records = read_records(path)
-    for rec in records:
-        if rec.get("game") == game:
-            if "actions" not in rec or "deal" not in rec:
-                raise ValueError(f"game {game} in {path} was saved without its moves; "
-                                 "rerun the tournament with --save-games to replay games")
-            return rec
-    ids = [r["game"] for r in records if isinstance(r.get("game"), int)]
-    span = f"{min(ids)}..{max(ids)}" if ids else "none"
-    raise ValueError(f"game {game} is not in {path} (games there: {span})")
+    return load_games(path, game)[0]
 
 
 def replay_text(record: dict, step: int | None = None) -> str:

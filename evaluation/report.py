@@ -21,12 +21,12 @@ from .tournament import GameResult, Schedule
 RESULTS_VERSION = 1
 
 
-def _r(x, nd: int = 4):
-    """Round for JSON; NaN becomes None."""
+def rounded(x, nd: int = 4):
+    """Round for JSON; None and NaN become None, -0.0 becomes 0.0."""
     if x is None:
         return None
     x = float(x)
-    return None if not np.isfinite(x) else round(x, nd)
+    return None if not np.isfinite(x) else round(x, nd) + 0.0
 
 
 def analyze(records: Sequence[GameResult], schedule: Schedule, labels: list[str], *, bootstrap: int = 1000,
@@ -80,10 +80,10 @@ def analyze(records: Sequence[GameResult], schedule: Schedule, labels: list[str]
             reasons[a][r.forfeit_reason] = reasons[a].get(r.forfeit_reason, 0) + 1
     ratings = {}
     for i in np.argsort(-elo, kind="stable"):
-        ratings[labels[i]] = {"value": _r(elo[i], 1), "ci95": [_r(elo_ci[i, 0], 1), _r(elo_ci[i, 1], 1)],
-                              "games": int(sum(seat_n[:, i])), "score": _r(score_a[i]),
-                              "mean_minutes": _r(minutes[i], 2),
-                              "mean_minutes_ci95": [_r(minutes_ci[i, 0], 2), _r(minutes_ci[i, 1], 2)],
+        ratings[labels[i]] = {"value": rounded(elo[i], 1), "ci95": [rounded(elo_ci[i, 0], 1), rounded(elo_ci[i, 1], 1)],
+                              "games": int(sum(seat_n[:, i])), "score": rounded(score_a[i]),
+                              "mean_minutes": rounded(minutes[i], 2),
+                              "mean_minutes_ci95": [rounded(minutes_ci[i, 0], 2), rounded(minutes_ci[i, 1], 2)],
                               "forfeits": int(forfeits[i]), "forfeit_reasons": dict(sorted(reasons[i].items()))}
 
     # pairs
@@ -102,20 +102,20 @@ def analyze(records: Sequence[GameResult], schedule: Schedule, labels: list[str]
             pairs[f"{labels[i]} vs {labels[j]}"] = {
                 "agent": labels[i], "opponent": labels[j], "games": int(n),
                 "wins": wins, "draws": draws, "losses": int(n) - wins - draws,
-                "win_rate": _r(wr),
+                "win_rate": rounded(wr),
                 # a sweep does not vary under the deal bootstrap: use Wilson there
-                "win_rate_ci95": ([_r(wr_ci[i, j, 0]), _r(wr_ci[i, j, 1])] if boot is not None and not swept
-                                  else [_r(x) for x in wilson_interval(tot.points[i, j], n)]),
-                "win_rate_ci95_wilson": [_r(x) for x in wilson_interval(tot.points[i, j], n)],
-                "los": _r(likelihood_of_superiority(wins, int(n) - wins - draws)),
-                "mean_margin": _r(mg, 2),
-                "margin_ci95": ([_r(mg_ci[i, j, 0], 2), _r(mg_ci[i, j, 1], 2)] if boot is not None
-                                else [_r(mg, 2)] * 2),
-                "mean_minutes": [_r(tot.minutes[i, j] / n, 2), _r(tot.minutes[j, i] / n, 2)],
+                "win_rate_ci95": ([rounded(wr_ci[i, j, 0]), rounded(wr_ci[i, j, 1])] if boot is not None and not swept
+                                  else [rounded(x) for x in wilson_interval(tot.points[i, j], n)]),
+                "win_rate_ci95_wilson": [rounded(x) for x in wilson_interval(tot.points[i, j], n)],
+                "los": rounded(likelihood_of_superiority(wins, int(n) - wins - draws)),
+                "mean_margin": rounded(mg, 2),
+                "margin_ci95": ([rounded(mg_ci[i, j, 0], 2), rounded(mg_ci[i, j, 1], 2)] if boot is not None
+                                else [rounded(mg, 2)] * 2),
+                "mean_minutes": [rounded(tot.minutes[i, j] / n, 2), rounded(tot.minutes[j, i] / n, 2)],
                 # one side won every game: the Elo gap is then set by prior_draws, and the data
                 # only bound it from below (elo_gap_min: from the Wilson lower bound)
                 "separated": bool(swept),
-                "elo_gap_min": (_r(score_to_elo(wilson_interval(tot.points[i, j], n)[0]), 1)
+                "elo_gap_min": (rounded(score_to_elo(wilson_interval(tot.points[i, j], n)[0]), 1)
                                 if wins == n else None),
             }
 
@@ -125,7 +125,7 @@ def analyze(records: Sequence[GameResult], schedule: Schedule, labels: list[str]
         tables = table_scores(valid, schedule.tables, labels, per_deal_of, weights)
         fit = openskill_ratings(((seatings[r.game], r.places) for r in valid), k)
         if fit is not None:
-            osk = {labels[i]: {kk: _r(v, 3) for kk, v in fit[i].items()} for i in range(k)}
+            osk = {labels[i]: {kk: rounded(v, 3) for kk, v in fit[i].items()} for i in range(k)}
     return {
         "version": RESULTS_VERSION,
         "agents": [str(agent) for agent in schedule.lineup],
@@ -172,8 +172,8 @@ def paired_differences(tot, boot, labels: list[str]) -> list[dict]:
             lo, hi = (percentile_interval(rates[:, x, o] - rates[:, y, o]) if rates is not None
                       else (difference, difference))
             out.append({"agents": [labels[x], labels[y]], "opponent": labels[o],
-                        "scores": [_r(rate[x, o]), _r(rate[y, o])], "difference": _r(difference),
-                        "difference_ci95": [_r(lo), _r(hi)]})
+                        "scores": [rounded(rate[x, o]), rounded(rate[y, o])], "difference": rounded(difference),
+                        "difference_ci95": [rounded(lo), rounded(hi)]})
     return out
 
 
@@ -205,9 +205,9 @@ def table_scores(valid: Sequence[GameResult], tables: Sequence[tuple[int, ...]],
                 n_b = boot.games[:, a].sum(-1)
                 lo, hi = percentile_interval(safe_ratio(boot.points[:, a].sum(-1), n_b))
                 mlo, mhi = percentile_interval(safe_ratio(boot.margin[:, a].sum(-1), n_b))
-            agents[labels[a]] = {"num_seats": table.count(a), "comparisons": int(n), "score": _r(score),
-                                 "score_ci95": [_r(lo), _r(hi)], "mean_margin": _r(margin, 2),
-                                 "margin_ci95": [_r(mlo, 2), _r(mhi, 2)]}
+            agents[labels[a]] = {"num_seats": table.count(a), "comparisons": int(n), "score": rounded(score),
+                                 "score_ci95": [rounded(lo), rounded(hi)], "mean_margin": rounded(margin, 2),
+                                 "margin_ci95": [rounded(mlo, 2), rounded(mhi, 2)]}
         out.append({"seats": [labels[a] for a in table], "games": len(games), "agents": agents})
     return out
 

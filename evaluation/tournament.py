@@ -70,11 +70,7 @@ def seatings_of(table: tuple[int, ...], mode: str = "rotations") -> list[tuple[i
         cand = sorted(set(itertools.permutations(table)), key=lambda p: (p != table, p))
     else:
         raise ValueError(f"unknown seating mode {mode!r}")
-    out: list[tuple[int, ...]] = []
-    for s in cand:
-        if s not in out:
-            out.append(s)
-    return out
+    return list(dict.fromkeys(cand))
 
 
 @dataclass(frozen=True)

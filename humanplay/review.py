@@ -19,7 +19,8 @@ from collections.abc import Callable
 
 from engine import GameState, rules
 from env import render, render_svg
-from evaluation.analysis import Decision, Reference, analyze_moves, check_game, costliest, decision_steps
+from evaluation.analysis import Decision, Reference, analyze_moves, costliest, decision_steps
+from evaluation.replay import check_record
 
 REVIEW_MOVES = 3
 BETTER_COLOUR = "#1a9a4a"
@@ -38,14 +39,14 @@ def review_reference(num_players: int, team: bool) -> Reference:
 
 def review_steps(record: dict, seat: int) -> list[int]:
     """The steps (actions before) of the decisions of `seat` the review scores."""
-    start, actions = check_game(record)
+    start, actions = check_record(record)
     return decision_steps(start, actions, [seat])
 
 
 def analyze_steps(record: dict, seat: int, steps: list[int],
                   progress: Callable[[int, int], None] | None = None) -> list[Decision]:
     """The analysis of `seat`'s decisions at `steps` of a finished game's record."""
-    start, actions = check_game(record)
+    start, actions = check_record(record)
     reference = review_reference(start.num_players, start.team)
     labels = [f"seat {s}" for s in range(start.num_players)]
     return analyze_moves(start, actions, reference, [seat], floor=False, progress=progress, steps=steps,
@@ -53,7 +54,7 @@ def analyze_steps(record: dict, seat: int, steps: list[int],
 
 
 def _state_at(record: dict, step: int) -> GameState:
-    start, actions = check_game(record)
+    start, actions = check_record(record)
     for action in actions[:step]:
         start.step(action)
     return start

@@ -32,7 +32,7 @@ from engine.files import atomic_write_text
 from engine.view import PlayerView
 from env.observation import encode
 from env.render import breakdown_text
-from evaluation.replay import read_records
+from evaluation.replay import check_record, load_games, read_records
 
 from .redeal import RedealError, redeal
 
@@ -87,36 +87,7 @@ def placement_score(view: PlayerView, action: int) -> tuple[int, tuple]:
 def load_record(path: str | Path, game: int | None = None) -> dict:
     """A game record from a .json file (one record) or a games.jsonl (the record with id
     `game`, default the first). Raises ValueError naming the problem."""
-    records = read_records(path)
-    if game is None:
-        return records[0]
-    for rec in records:
-        if rec.get("game") == game:
-            return rec
-    raise ValueError(f"game {game} is not in {path} (games there: {[r.get('game') for r in records]})")
-
-
-def check_record(record) -> tuple[list[int], int, bool, list[int]]:
-    """(deal, num_players, team, actions) of a record, checked: the deal is valid and
-    every action is legal in turn. Raises ValueError naming the problem."""
-    if not isinstance(record, dict):
-        raise ValueError(f"a game record must be a JSON object, got {type(record).__name__}")
-    missing = [k for k in ("deal", "num_players", "actions") if k not in record]
-    if missing:
-        raise ValueError(f"the game record lacks {', '.join(missing)} (a tournament saves moves only "
-                         "with --save-games)")
-    team = record.get("team", False)
-    if not isinstance(team, bool):
-        raise ValueError(f"record 'team' must be true or false, got {team!r}")
-    state = GameState.from_deal(record["deal"], record["num_players"], team)  # validates both
-    actions = record["actions"]
-    if not isinstance(actions, list):
-        raise ValueError("record 'actions' must be a list of action ids")
-    for n, action in enumerate(actions):
-        if isinstance(action, bool) or not isinstance(action, int) or not state.is_legal(action):
-            raise ValueError(f"record action {n} ({action!r}) is not legal in that game")
-        state.step(action)
-    return [int(v) for v in record["deal"]], int(record["num_players"]), team, [int(a) for a in actions]
+    return read_records(path)[0] if game is None else load_games(path, game, "play")[0]
 
 
 def human_seat_of(record: dict, default: int = 0) -> int:
@@ -201,7 +172,8 @@ class Session:
         The person takes `seat` (default: the record's human seat, else 0); the other
         seats are played by `opponents`, else by the record's labels where those are
         agent specs, else by greedy."""
-        deal, num_players, team, actions = check_record(record)
+        start, actions = check_record(record)
+        deal, num_players, team = start.deal.tolist(), start.num_players, start.team
         seat = human_seat_of(record) if seat is None else seat
         seat = _check_seat(seat, num_players)
         if opponents is None:

@@ -121,6 +121,3 @@ class Store:
             if game in deleted:
                 self._current[sid] = None
         return gone
-
-    def count_games(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM games").fetchone()[0]

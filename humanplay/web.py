@@ -10,14 +10,9 @@ the board drawn by `env.render_svg`, the person's hand and legal moves, the publ
 scores, hand sizes and moves. The deal (the bag and the hidden hands) reaches the page
 only in the record of a finished game, for replays; after that there is no undo.
 
-Where the work happens:
-
-* the event loop checks each request, applies moves, draws the page and writes the game
-  to SQLite (`humanplay.store`) before answering, so a restart or ``kill -9`` loses no
-  answered move and the same cookie goes on with its game;
-* the agents think in worker processes (`humanplay.workers`): a fast pool for cheap
-  agents and a lower-priority slow pool for searching ones and hints, each bounded; a
-  full pool answers 503 with Retry-After.
+The event loop checks requests, applies moves and writes each game to SQLite
+(`humanplay.store`) before answering; the agents think in bounded worker pools
+(`humanplay.workers`; a full pool answers 503). docs/play.md tells the whole design.
 
 API (JSON; POST bodies are objects):
 
@@ -30,6 +25,8 @@ API (JSON; POST bodies are objects):
 * ``POST /api/load`` ``{"record": {...}}``: a game from a record (terminal, web or
   tournament games.jsonl line).
 * ``GET /api/record?game=ID``: the record of a finished game.
+* ``GET /api/ready``: 200 ``{"ready": true}`` once the warm-up is complete, else the
+  warming-up answer below (no session: a probe for scripts).
 * ``GET /api/replay?game=ID&step=K``: a finished game's board after K moves.
 * ``POST /api/review`` ``{"game": ID}``: a finished game's review (`humanplay.review`), one
   decision of the person's analysed per call in a slow worker: the answer says how many
@@ -38,6 +35,14 @@ API (JSON; POST bodies are objects):
 
 Answers that involved an agent carry ``Server-Timing: agents;dur=MS``: the agents' own
 thinking, so load tests can tell it from the server's overhead.
+
+The server answers at once: the warm-up (`_warm_up`: on a first run numba compiles for a
+minute or more) runs in the background, the opponents first, then the hint agent. Until
+games can be played the page loads and every ``/api/`` request gets ``503`` with
+``Retry-After: 1`` and ``{"warming_up": true, "seconds": N, "error": "warming up ..."}``
+(the page shows it and asks again); after that, so do hints and reviews until their
+agents are warm. A warm-up that failed gets ``500`` with ``{"warm_up_failed": true,
+"error": ...}`` and is in the log.
 """
 
 from __future__ import annotations
@@ -359,11 +364,12 @@ def view_state(view, session: Session, moves: list[dict], replies: list[dict], g
     }
 
 
-def _warm_page(settings: Settings) -> None:
-    """Do once what a browser's first game does in this process (check the agent specs,
-    deal, draw the page, check a move), so its imports and numba kernels load (on a cold
-    cache: compile, and land in the cache the workers then read) before the first browser."""
-    workers.warm_job(tuple(dict.fromkeys([*settings.opponents, settings.hint])))  # what each worker does, first here
+def _warm_page(settings: Settings, specs: tuple[str, ...]) -> None:
+    """Do once what a browser's first game does in this process (the agents `specs` as a
+    worker runs them, deal, draw the page, check a move), so its imports and numba kernels
+    load (on a cold cache: compile, and land in the cache the workers then read) before
+    the first browser."""
+    _warm_agents(specs)  # what each worker does, first here
     session = Session(random_deal(0), settings.players, settings.team, 0, settings.opponents, 0, settings.hint)
     view_state(session.view, session, session.public_moves(), [], "warm-up")
     session.agents_answer(session.legal_actions()[0])
@@ -379,25 +385,122 @@ def _warm_page(settings: Settings) -> None:
     done.data()
 
 
-async def _warm_up(settings: Settings, pools: workers.Pools, say) -> None:
-    """Get everything a game needs ready (`_warm_page` here, then the worker pools, each
-    warmed with its agents), telling `say` how it goes every `PROGRESS_EVERY` seconds."""
-    start = time.monotonic()
-    say("warming up the engine and agents (a first run compiles numba kernels: a minute or more; "
-        "later runs: seconds)...")
+def _warm_agents(specs: tuple[str, ...]) -> None:
+    """Load (on a cold cache: compile) the kernels of the agents `specs` in this process."""
+    workers.warm_job(specs)
+
+
+@dataclass
+class WarmUp:
+    """Where the warm-up stands (`_warm_up`): until it is `ready` (games can be played)
+    the API answers 'warming up' (`not_ready_answer`); until it is `complete` so do the
+    requests for the agents warmed last (hints, reviews); `error` names why it failed,
+    if it did."""
+
+    started: float = field(default_factory=time.monotonic)
+    ready: bool = False
+    complete: bool = False
+    error: str | None = None
+
+    @property
+    def seconds(self) -> float:
+        return time.monotonic() - self.started
+
+    @property
+    def done(self) -> bool:
+        return self.complete or self.error is not None
+
+
+WARMING_RETRY_AFTER = 1  # seconds a client waits before asking again during the warm-up
+
+
+def not_ready_answer(warm: WarmUp, what: str = "the engine") -> tuple[dict, HTTPStatus, dict]:
+    """The API's answer (payload, status, headers) to a request for `what` while the
+    warm-up runs (503, Retry-After) or after it failed (500)."""
+    headers = {"Cache-Control": "no-store"}
+    if warm.error is not None:
+        return ({"error": f"the warm-up failed, so {what} cannot answer: {warm.error} "
+                          f"(the server's log has the details)", "warm_up_failed": True},
+                HTTPStatus.INTERNAL_SERVER_ERROR, headers)
+    seconds = int(warm.seconds)
+    headers["Retry-After"] = str(WARMING_RETRY_AFTER)
+    return ({"error": f"warming up {what} (first run only): {seconds} s so far; try again shortly",
+             "warming_up": True, "seconds": seconds}, HTTPStatus.SERVICE_UNAVAILABLE, headers)
+
+
+async def _in_daemon_thread(fn, *args):
+    """`fn(*args)` in a daemon thread, awaited. Unlike `asyncio.to_thread`, a Ctrl-C in the
+    middle does not wait for it: the process exits and the thread with it (a warm-up
+    compiling for a minute is not worth finishing)."""
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+
+    def settle(ok: bool, value) -> None:
+        if future.done():
+            return
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+
+    def run() -> None:
+        try:
+            outcome = (True, fn(*args))
+        except BaseException as exc:  # noqa: BLE001 (handed to the awaiting task)
+            outcome = (False, exc)
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits any more
+            loop.call_soon_threadsafe(settle, *outcome)
+
+    threading.Thread(target=run, daemon=True, name="play247-warm-up").start()
+    return await future
+
+
+def warm_up_plan(settings: Settings, pools: workers.Pools) -> tuple[tuple[str, ...], set, tuple[str, ...], set]:
+    """What is warmed first: the opponents (and the hint agent if it runs in a pool of
+    theirs) and their pools, so a game can start; then the rest: the hint agent and the
+    other pool (hints, reviews)."""
+    specs = list(dict.fromkeys([*settings.opponents, settings.hint]))
+    game_pools = {pools.for_specs([spec]) for spec in settings.opponents}
+    first = tuple(spec for spec in specs if pools.for_specs([spec]) in game_pools)
+    return first, game_pools, tuple(spec for spec in specs if spec not in first), {pools.fast, pools.slow} - game_pools
+
+
+async def _warm_up(settings: Settings, pools: workers.Pools, say, warm: WarmUp) -> None:
+    """Get everything a game needs ready (`_warm_page` here with the opponents, then their
+    worker pools, each worker warmed with its agents): `warm` is then `ready`; then the
+    same for the agents that only give hints (`warm_up_plan`) and the other pool: `warm`
+    is `complete`. Tells `say` how it goes every `PROGRESS_EVERY` seconds; a failure is
+    logged and kept in `warm.error`, never raised."""
+    say("warming up the engine and agents in the background (a first run compiles numba kernels: a minute "
+        "or more; later runs: seconds); the page says so meanwhile...")
+    first, first_pools, last, last_pools = warm_up_plan(settings, pools)
 
     async def tick():
         while True:
             await asyncio.sleep(PROGRESS_EVERY)
-            say(f"  still warming up ({time.monotonic() - start:.0f} s)...")
+            say(f"  still warming up ({warm.seconds:.0f} s)...")
 
     ticker = asyncio.create_task(tick())
     try:
-        await asyncio.to_thread(_warm_page, settings)  # first, alone: the workers then load its kernels from the cache
-        await pools.start(set(settings.opponents) | {settings.hint})
+        # in this process first, alone: the workers then load its kernels from the cache
+        await _in_daemon_thread(_warm_page, settings, first)
+        await pools.start(first, first_pools)
+        warm.ready = True
+        if last_pools:
+            say(f"warm for games ({warm.seconds:.0f} s): games can be played; warming up hints and reviews...")
+            await _in_daemon_thread(_warm_agents, last)
+            await pools.start(last, last_pools)
+    except Exception as exc:  # noqa: BLE001 (reported on the page and in the log; the server goes on answering)
+        warm.error = f"{type(exc).__name__}: {exc}"
+        log.exception("the warm-up failed after %.0f s", warm.seconds)
+        say(f"the warm-up failed after {warm.seconds:.0f} s: {warm.error}; "
+            f"{'no hint or review can be given' if warm.ready else 'no game can be played'} "
+            f"(the page says so; the traceback is in the log)")
+        return
     finally:
         ticker.cancel()
-    say(f"warm ({time.monotonic() - start:.0f} s)")
+    warm.complete = True
+    say(f"warm ({warm.seconds:.0f} s): games and hints can be played")
 
 
 def _int_field(body: dict, name: str, default, low: int, high: int):
@@ -465,8 +568,10 @@ async def _prune_every(games: Games, seconds: float) -> None:
 
 def make_app(settings: Settings, say=None) -> Starlette:
     """The game as an ASGI app. Its lifespan opens the database (pruning old finished
-    games), warms the engine and starts the worker pools (`_warm_up`, its progress told to
-    `say`, e.g. print; default the log), and closes them at the end."""
+    games), starts the warm-up of the engine and the worker pools in the background
+    (`_warm_up`, its progress told to `say`, e.g. print; default the log) and answers at
+    once; at the end it stops the warm-up if it still runs and closes them. The app's
+    ``state.warm_up`` (a `WarmUp`) tells how the warm-up stands."""
     say = say or log.info
     state: dict = {}
     locks = Locks()
@@ -477,22 +582,28 @@ def make_app(settings: Settings, say=None) -> Starlette:
         pools = workers.Pools(settings.workers, settings.queue, max(settings.queue // 4, 8),
                               settings.job_timeout, settings.imports)
         games = Games(settings, store, pools)
-        pruner = None
+        warm = app.state.warm_up = WarmUp()
+        tasks: list[asyncio.Task] = []
         try:
             if games.prune():
                 say(f"pruned the finished games older than {settings.prune_after_days:g} days")
-            await _warm_up(settings, pools, say)
             state["games"] = games
-            pruner = asyncio.create_task(_prune_every(games, PRUNE_EVERY))
+            tasks += [asyncio.create_task(_warm_up(settings, pools, say, warm)),
+                      asyncio.create_task(_prune_every(games, PRUNE_EVERY))]
             yield
         finally:
-            if pruner is not None:
-                pruner.cancel()
+            for task in tasks:  # a warm-up still running stops here (Ctrl-C in the middle of it)
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
             pools.close()
             store.close()
 
     def api(handler, method: str):
         async def endpoint(request: Request) -> Response:
+            warm: WarmUp = request.app.state.warm_up
+            if not warm.ready:  # asked during the warm-up (or after it failed)
+                payload, status, headers = not_ready_answer(warm)
+                return JSONResponse(payload, status_code=status, headers=headers)
             games: Games = state["games"]
             sid = request.cookies.get(COOKIE)
             if not (isinstance(sid, str) and 0 < len(sid) <= 64 and games.store.has_browser(sid)):
@@ -511,6 +622,9 @@ def make_app(settings: Settings, say=None) -> Starlette:
                 status = HTTPStatus.OK
             except ApiError as exc:
                 payload, status = {"error": str(exc)}, exc.status
+            except workers.NotStarted:  # its pool still warms up (hints, reviews): ask again
+                payload, status, more = not_ready_answer(warm, "hints and reviews")
+                headers.update(more)
             except workers.Saturated as exc:
                 payload, status = {"error": str(exc)}, HTTPStatus.SERVICE_UNAVAILABLE
                 headers["Retry-After"] = str(exc.retry_after)
@@ -557,6 +671,15 @@ def make_app(settings: Settings, say=None) -> Starlette:
     async def page(request: Request) -> Response:
         return _static("index.html")
 
+    async def ready(request: Request) -> Response:
+        """200 once the warm-up is complete (games, hints, reviews), else the warming-up
+        answer: a probe for scripts, with no session."""
+        warm: WarmUp = request.app.state.warm_up
+        if warm.complete:
+            return JSONResponse({"ready": True, "seconds": int(warm.seconds)}, headers={"Cache-Control": "no-store"})
+        payload, status, headers = not_ready_answer(warm, "the engine" if not warm.ready else "hints and reviews")
+        return JSONResponse(payload, status_code=status, headers=headers)
+
     async def static(request: Request) -> Response:
         return _static(request.path_params["name"])
 
@@ -567,7 +690,8 @@ def make_app(settings: Settings, say=None) -> Starlette:
 
     routes = [api(state_, "GET"), api(record, "GET"), api(replay, "GET"), api(new, "POST"), api(move, "POST"),
               api(undo, "POST"), api(hint, "POST"), api(load, "POST"), api(review, "POST"),
-              Route("/", page), Route("/index.html", page), Route("/static/{name:path}", static)]
+              Route("/api/ready", ready), Route("/", page), Route("/index.html", page),
+              Route("/static/{name:path}", static)]
     return Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_found})
 
 
@@ -600,7 +724,7 @@ def uvicorn_config(settings: Settings, host: str = "127.0.0.1", port: int = 8000
 
 def _server(config, ready=None):
     """A uvicorn server that calls `ready()` once it answers: after the app's lifespan
-    start (the warm-up) and once its sockets listen."""
+    start (at once: the warm-up goes on in the background) and once its sockets listen."""
     import uvicorn
 
     class Server(uvicorn.Server):
@@ -629,7 +753,8 @@ def bind(host: str = "127.0.0.1", port: int = 8000) -> socket.socket:
 def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8000, verbose: bool = False,
           sock: socket.socket | None = None, say=print) -> None:
     """Serve until Ctrl-C or SIGTERM (uvicorn), on `sock` if given (see `bind`). `say`
-    gets the warm-up's progress, then, once the page answers, 'serving 24/7 on URL'."""
+    gets 'serving 24/7 on URL' once the page answers (at once), and the warm-up's
+    progress, which ends in 'warm (N s): games can be played'."""
     sock = sock or bind(host, port)
     address, port = sock.getsockname()[:2]
     url = f"http://{f'[{address}]' if ':' in address else address}:{port}/"
@@ -642,24 +767,41 @@ def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8000, verbose
 
 class ServerThread:
     """The app served by uvicorn in a thread of this process, on a free port (tests and
-    benchmarks): ``with ServerThread(settings) as srv: srv.url``."""
+    benchmarks): ``with ServerThread(settings) as srv: srv.url``. Entering waits until the
+    warm-up is done too (RuntimeError if it failed), unless `wait_warm` is False."""
 
-    def __init__(self, settings: Settings, host: str = "127.0.0.1"):
+    def __init__(self, settings: Settings, host: str = "127.0.0.1", wait_warm: bool = True):
         import uvicorn
 
+        self.wait_warm = wait_warm
         self._sock = bind(host, 0)
         self.port = self._sock.getsockname()[1]
         self.url = f"http://{host}:{self.port}"
         self.server = uvicorn.Server(uvicorn_config(settings, host, self.port))
         self._thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self._sock]}, daemon=True)
 
+    @property
+    def warm_up(self) -> WarmUp | None:
+        """How the app's warm-up stands (None before its lifespan started)."""
+        return getattr(self.server.config.app.state, "warm_up", None)
+
     def __enter__(self) -> ServerThread:
         self._thread.start()
         deadline = time.monotonic() + 120
         while not self.server.started:
             if not self._thread.is_alive() or time.monotonic() > deadline:
+                self.__exit__()
                 raise RuntimeError("the web server did not start")
             time.sleep(0.02)
+        deadline = time.monotonic() + workers.STARTUP_TIMEOUT
+        while self.wait_warm and not self.warm_up.done:
+            if time.monotonic() > deadline:
+                self.__exit__()
+                raise RuntimeError(f"the web server's warm-up took over {workers.STARTUP_TIMEOUT:.0f} s")
+            time.sleep(0.02)
+        if self.wait_warm and self.warm_up.error is not None:
+            self.__exit__()
+            raise RuntimeError(f"the web server's warm-up failed: {self.warm_up.error}")
         return self
 
     def __exit__(self, *exc) -> None:

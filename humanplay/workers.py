@@ -43,6 +43,10 @@ class Saturated(Exception):
         self.retry_after = retry_after
 
 
+class NotStarted(Exception):
+    """The pool has not started: the server still warms it up."""
+
+
 def is_fast(specs) -> bool:
     return all(parse_spec(spec)[0] in FAST_AGENTS for spec in specs)
 
@@ -192,6 +196,10 @@ class Pool:
     def held(self) -> int:
         return self._held
 
+    @property
+    def started(self) -> bool:
+        return self._jobs is not None
+
     def _spawn(self, i: int):
         parent, child = self._context.Pipe()
         proc = self._context.Process(target=_worker_main, args=(child, self._nice, self._imports, self._specs),
@@ -262,7 +270,10 @@ class Pool:
                     future.set_result(result)
 
     async def run(self, fn, *args):
-        """`fn(*args)` in a worker; Saturated when the pool already holds `limit` jobs."""
+        """`fn(*args)` in a worker; Saturated when the pool already holds `limit` jobs,
+        NotStarted before `start`."""
+        if not self.started:
+            raise NotStarted(self.name)
         if self._held >= self.limit:
             raise Saturated(self.name, retry_after=1)
         self._held += 1
@@ -293,11 +304,12 @@ class Pools:
     def for_specs(self, specs) -> Pool:
         return self.fast if is_fast(specs) else self.slow
 
-    async def start(self, specs) -> None:
-        """Start both pools, each warmed with the agents it will run."""
+    async def start(self, specs, pools=None) -> None:
+        """Start both pools (or those in `pools`), each warmed with its agents of `specs`."""
         specs = set(specs)
         fast = {spec for spec in specs if is_fast([spec])}
-        await asyncio.gather(self.fast.start(sorted(fast)), self.slow.start(sorted(specs - fast)))
+        groups = [(self.fast, sorted(fast)), (self.slow, sorted(specs - fast))]
+        await asyncio.gather(*(pool.start(group) for pool, group in groups if pools is None or pool in pools))
 
     def close(self) -> None:
         self.fast.close()

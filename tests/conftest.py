@@ -37,7 +37,6 @@ WARM_UP = {
 import numpy as np, gymnasium, engine, env
 from engine.batch import BatchState, play_random_games_parallel, play_random_games_serial
 from env.observation import encode
-from env.step_kernels import sample_masked
 from training.opponents import batch_greedy_actions
 g = engine.GameState.new(2, seed=0)
 g.step(g.legal_actions()[0]); g.legal_action_mask(); g.rewards(); g.ranking(); encode(g, 0)
@@ -49,9 +48,7 @@ e = env.env(); e.reset(seed=0); e.step(int(np.flatnonzero(e.last()[0]["action_ma
 gymnasium.make("TwentyFourSeven-v0").reset(seed=0)
 v = gymnasium.make_vec("TwentyFourSeven-v0", num_envs=4)
 obs, _ = v.reset(seed=0)
-actions = np.zeros(4, dtype=np.int64)
-sample_masked(obs["action_mask"], np.arange(4, dtype=np.uint64), actions)
-v.step(actions)
+v.step(obs["action_mask"].argmax(axis=1))
 """,
     "agents": """
 import agents, engine

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from engine import GameState, kernels, random_deal, rules
-from engine.batch import (BatchState, batch_legal_mask, batch_random_playout, batch_reset, batch_reset_where,
+from engine.batch import (BatchState, batch_legal_mask, batch_random_playout, batch_reset,
                           batch_step, play_random_games_parallel, play_random_games_serial, seeds_for)
 
 CONFIGS = [(2, False), (3, False), (4, False), (4, True)]
@@ -64,23 +64,6 @@ def test_new_bad_arguments():
     for flag in (True, np.bool_(True), 1):
         assert BatchState.new(2, 4, team=flag).team is True
     assert BatchState.new(2, 2, team=np.bool_(False)).team is False
-
-
-def test_reset_where():
-    batch = BatchState.new(8, 2, seed=1)
-    fresh = BatchState.new(8, 2, seed=1)
-    batch.random_playout(seed=5)
-    assert batch.is_over.all()
-    done = np.zeros(8, dtype=np.bool_)
-    done[[1, 4, 6]] = True
-    played = batch.info.copy()
-    batch_reset_where(batch.grid, batch.info, done, seeds_for(1, 8), 2, 0)
-    for i in range(8):
-        if done[i]:
-            assert np.array_equal(batch.info[i], fresh.info[i])
-            assert np.array_equal(batch.grid[i], fresh.grid[i])
-        else:
-            assert np.array_equal(batch.info[i], played[i])
 
 
 # ----------------------------------------------------------------- batch vs single

@@ -59,3 +59,13 @@ def test_workers_load_what_the_parent_compiled(tmp_path):
     assert summary["repeated"] == 0 and not workers, f"compiled in a worker: {workers}"
     notices = [line for line in err.splitlines() if "compiling numba kernels" in line]
     assert notices and len(notices) == len(set(notices)), notices
+
+
+def test_the_web_move_row_plays_the_move_the_page_would():
+    """cold_start's web_move row sends the person's first legal move as play.js does."""
+    from benchmarks.cold_start import _first_legal_action
+    from engine import rules
+
+    assert _first_legal_action({"can_pass": True, "legal": {}}) == rules.PASS_ACTION
+    action = _first_legal_action({"can_pass": False, "legal": {"17": [3, 5], "20": [1]}})
+    assert rules.decode_action(action) == (17, 3)

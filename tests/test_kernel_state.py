@@ -52,9 +52,9 @@ def test_incremental_state_matches_recount():
 
 def test_scoring_without_placing_matches_placing():
     """points_if_placed (and points_on_lines) give what the move really scores,
-    scoring_candidates never leaves out a value that scores (the greedy policies and the
-    observation's points planes score only the candidates), and a value outside
-    run_set_candidates scores exactly points_from_sums (the observation's shortcut)."""
+    scoring_setup's candidates never leave out a value that scores (the greedy policies and
+    the observation's points planes score only the candidates), and a value outside
+    run_set_candidates scores exactly its sums (placement_points' shortcut)."""
     rng = np.random.default_rng(2)
     scored = 0
     by_sums = 0
@@ -74,11 +74,11 @@ def test_scoring_without_placing_matches_placing():
                 assert predicted == state.clone().step(action), (seed, action)
                 if predicted > 0:
                     scored += 1
-                    assert (kernels.scoring_candidates(grid, p, *lines) >> value) & 1, (seed, action)
+                    assert (kernels.scoring_setup(grid, p, 0x7FE)[5] >> value) & 1, (seed, action)
                     if not (kernels.sum_candidates(*lines) >> value) & 1:
                         assert (kernels.run_set_candidates(grid, p, *lines) >> value) & 1, (seed, action)
                 if not (kernels.run_set_candidates(grid, p, *lines) >> value) & 1:
-                    assert kernels.points_from_sums(p, value, *lines) == predicted, (seed, action)
+                    assert kernels.placement_points(grid, p, value, *lines, 0) == predicted, (seed, action)
                     by_sums += predicted > 0
             legal = state.legal_actions()
             state.step(legal[rng.integers(len(legal))])

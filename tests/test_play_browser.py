@@ -192,11 +192,11 @@ def _kernels(cache: Path) -> set[str]:
 
 
 @pytest.mark.slow
-def test_a_cold_server_answers_once_it_says_so(browser, tmp_path):
-    """`play.py --web` on an empty numba cache shows its warm-up's progress and says
-    'serving 24/7 on URL' only once a game needs nothing more: then the page loads, a
-    game starts and a move is answered by the agents with no kernel compiled after the
-    announcement (the cache gains none), each within the page's 30 s wait."""
+def test_a_cold_server_shows_its_warm_up_then_the_game(browser, tmp_path):
+    """`play.py --web` on an empty numba cache says 'serving 24/7 on URL' at once and the
+    page loads while it warms up in the background, saying so; once the server says
+    'warm', the page shows the game, a move is answered by the agents, and no kernel is
+    compiled after that line (the cache gains none), each within the page's 30 s wait."""
     import queue
     import socket
     import subprocess
@@ -216,23 +216,31 @@ def test_a_cold_server_answers_once_it_says_so(browser, tmp_path):
     lines: queue.Queue = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in server.stdout], daemon=True).start()
     said: list[str] = []
-    deadline = time.monotonic() + COLD_START_LIMIT
-    try:
-        while not (said and said[-1].startswith("serving 24/7 on http://")):
+
+    def wait_for_line(prefix: str) -> None:
+        deadline = time.monotonic() + COLD_START_LIMIT
+        while not (said and said[-1].startswith(prefix)):
             try:
                 said.append(lines.get(timeout=1).strip())
             except queue.Empty:
                 assert server.poll() is None, f"the server ended: {said}"
-                assert time.monotonic() < deadline, f"no 'serving' line after {COLD_START_LIMIT} s: {said}"
-        assert any(line.startswith("warming up the engine and agents") for line in said[:-1]), said
+                assert time.monotonic() < deadline, f"no {prefix!r} line after {COLD_START_LIMIT} s: {said}"
+
+    try:
+        wait_for_line("serving 24/7 on http://")
         assert f":{port}/" in said[-1]
-        compiled = _kernels(cache)
-        assert compiled  # the warm-up compiled (an empty cache)
         context = browser.new_context(viewport={"width": 1100, "height": 720})
         try:
             page = context.new_page()
             page.set_default_timeout(30_000)
             page.goto(f"http://127.0.0.1:{port}/")
+            page.wait_for_function("() => document.getElementById('status').textContent"
+                                   ".startsWith('warming up the engine (first run only)')")
+            assert page.evaluate("game") is None
+            wait_for_line("warm (")
+            assert any(line.startswith("warming up the engine and agents") for line in said), said
+            compiled = _kernels(cache)
+            assert compiled  # the warm-up compiled (an empty cache)
             page.wait_for_selector("#cells .cell")
             _wait_for_answer(page)
             turn = page.evaluate("game.turn")
@@ -241,7 +249,7 @@ def test_a_cold_server_answers_once_it_says_so(browser, tmp_path):
             assert page.locator("#error").inner_text() == ""
         finally:
             context.close()
-        assert _kernels(cache) == compiled, "kernels compiled after the server said it was serving"
+        assert _kernels(cache) == compiled, "kernels compiled after the server said it was warm"
     finally:
         server.terminate()
         try:
@@ -249,6 +257,57 @@ def test_a_cold_server_answers_once_it_says_so(browser, tmp_path):
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+
+
+def test_the_page_waits_out_the_warm_up_then_plays(browser, tmp_path, monkeypatch):
+    """A warm-up held back (a first run compiling): the page says it warms up, counting
+    the seconds, and shows the game once it is done."""
+    import threading
+
+    from humanplay import web
+
+    gate, real = threading.Event(), web._warm_page
+    monkeypatch.setattr(web, "_warm_page", lambda settings, specs: gate.wait(120) and real(settings, specs))
+    settings = web.Settings(opponents=["greedy"], hint="greedy", save_dir=tmp_path, workers=1)
+    with web.ServerThread(settings, wait_warm=False) as srv:
+        context = browser.new_context(viewport={"width": 1100, "height": 720})
+        try:
+            page = context.new_page()
+            page.set_default_timeout(30_000)
+            page.goto(srv.url)
+            page.wait_for_function("() => /^warming up the engine \\(first run only\\) … [1-9]\\d* s$/"
+                                   ".test(document.getElementById('status').textContent)")
+            assert page.evaluate("game") is None and page.evaluate("busy")
+            gate.set()
+            page.wait_for_selector("#cells .cell", timeout=120_000)
+            _wait_for_answer(page)
+            _play_one(page)
+            page.wait_for_function("() => !busy && game.turn >= 2")
+            assert page.locator("#error").inner_text() == ""
+        finally:
+            gate.set()
+            context.close()
+
+
+def test_the_page_says_when_the_warm_up_failed(browser, tmp_path, monkeypatch):
+    from humanplay import web
+
+    def failing_warm_page(settings, specs):
+        raise RuntimeError("no kernels today")
+
+    monkeypatch.setattr(web, "_warm_page", failing_warm_page)
+    settings = web.Settings(opponents=["greedy"], hint="greedy", save_dir=tmp_path, workers=1)
+    with web.ServerThread(settings, wait_warm=False) as srv:
+        context = browser.new_context(viewport={"width": 1100, "height": 720})
+        try:
+            page = context.new_page()
+            page.set_default_timeout(30_000)
+            page.goto(srv.url)
+            page.wait_for_function("() => document.getElementById('error').textContent.includes('no kernels today')")
+            assert "warm-up failed" in page.locator("#error").inner_text()
+            assert page.locator("#status").inner_text() == "the server cannot start a game"
+        finally:
+            context.close()
 
 
 def test_review_after_a_game_shows_progress_then_the_costliest_moves(server, page):

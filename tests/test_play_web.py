@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import http.cookiejar
 import json
+import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -356,3 +358,116 @@ def test_a_review_after_the_end_one_decision_a_call(server):
     assert status == 200 and again["done"] == total and again["review"] == review
     status, err = c.call("POST", "/api/review", {"game": "nope"})
     assert status == 404
+
+
+# --- the warm-up in the background ------------------------------------------------------------------
+def _gated_warm_up(monkeypatch, gate: threading.Event, error: Exception | None = None) -> None:
+    """The server's warm-up waits for `gate` (a first run compiling for a minute), then
+    does its work, or raises `error`."""
+    from humanplay import web
+
+    real = web._warm_page
+
+    def slow_warm_page(settings, specs):
+        assert gate.wait(120), "the test never opened the gate"
+        if error is not None:
+            raise error
+        real(settings, specs)
+
+    monkeypatch.setattr(web, "_warm_page", slow_warm_page)
+
+
+def _until_ready(c: Client, seconds: float = 120.0) -> tuple[int, dict]:
+    deadline = time.monotonic() + seconds
+    while True:
+        status, state = c.call("GET", "/api/state")
+        if status != 503 or time.monotonic() > deadline:
+            return status, state
+        time.sleep(0.1)
+
+
+def test_the_page_answers_during_the_warm_up_then_the_game(tmp_path, monkeypatch):
+    """While the warm-up runs the page loads and the API answers 503 'warming up' with
+    Retry-After (a game request neither blocks nor fails for good); once it is done,
+    the game as always, its first move answered by the agents."""
+    gate = threading.Event()
+    _gated_warm_up(monkeypatch, gate)
+    settings = Settings(opponents=["greedy"], seed=3, hint="greedy", save_dir=tmp_path, workers=1)
+    with ServerThread(settings, wait_warm=False) as srv:
+        c = Client(srv)
+        status, page, headers = c.raw("GET", "/")
+        assert status == 200 and b"play.js" in page
+        assert c.raw("GET", "/static/play.js")[0] == 200
+        for method, path, body in [("GET", "/api/state", None), ("POST", "/api/new", {}),
+                                   ("POST", "/api/move", {"game": "x", "action": 0}), ("GET", "/api/ready", None)]:
+            data = None if body is None else json.dumps(body).encode()
+            status, payload, headers = c.raw(method, path, data, {"Content-Type": "application/json"})
+            answer = json.loads(payload)
+            assert status == 503 and headers["Retry-After"] == "1", (path, status, answer)
+            assert answer["warming_up"] is True and isinstance(answer["seconds"], int)
+            assert "warming up" in answer["error"]
+        assert not srv.warm_up.done
+        gate.set()
+        status, state = _until_ready(c)
+        assert status == 200 and state["your_turn"] and srv.warm_up.ready
+        status, moved = c.call("POST", "/api/move", {"game": state["game"], "action": _first_move(state)})
+        assert status == 200 and moved["turn"] == state["turn"] + 2 and len(moved["replies"]) == 1
+        deadline = time.monotonic() + 120
+        while (ready := c.call("GET", "/api/ready"))[0] == 503:  # the probe for scripts: all warm
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        assert ready == (200, {"ready": True, "seconds": ready[1]["seconds"]})
+
+
+def test_a_failed_warm_up_is_reported_on_the_page_and_in_the_log(tmp_path, monkeypatch, caplog):
+    gate = threading.Event()
+    gate.set()
+    _gated_warm_up(monkeypatch, gate, RuntimeError("no kernels today"))
+    settings = Settings(opponents=["greedy"], hint="greedy", save_dir=tmp_path, workers=1)
+    with pytest.raises(RuntimeError, match="warm-up failed: RuntimeError: no kernels today"), \
+            ServerThread(settings):  # waits for the warm-up, which fails
+        pass
+    with ServerThread(settings, wait_warm=False) as srv:
+        c = Client(srv)
+        status, answer = _until_ready(c)
+        assert status == 500 and answer["warm_up_failed"] is True and "no kernels today" in answer["error"]
+        assert srv.warm_up.error == "RuntimeError: no kernels today"
+        assert c.raw("GET", "/")[0] == 200  # the page still loads, to say so
+    failures = [r for r in caplog.records if r.name == "humanplay.web" and "warm-up failed" in r.getMessage()]
+    assert failures and failures[0].exc_info is not None  # with its traceback
+
+
+def test_games_start_before_the_hint_agent_is_warm(tmp_path, monkeypatch):
+    """The opponents are warmed first: a game is played while the hint agent (another
+    pool) still warms up, its hints answered 503 'warming up' until it is warm."""
+    from humanplay import web
+
+    gate, real = threading.Event(), web._warm_agents
+    hint = "ismcts:iterations=50"
+
+    def gated(specs):
+        if hint in specs:  # the hint agent's turn, after the opponents'
+            assert gate.wait(120), "the test never opened the gate"
+        real(specs)
+
+    monkeypatch.setattr(web, "_warm_agents", gated)
+    settings = Settings(opponents=["greedy"], seed=3, hint=hint, save_dir=tmp_path, workers=1)
+    with ServerThread(settings, wait_warm=False) as srv:
+        c = Client(srv)
+        status, state = _until_ready(c)
+        assert status == 200 and srv.warm_up.ready and not srv.warm_up.complete
+        status, moved = c.call("POST", "/api/move", {"game": state["game"], "action": _first_move(state)})
+        assert status == 200 and len(moved["replies"]) == 1
+        data = json.dumps({"game": state["game"]}).encode()
+        status, payload, headers = c.raw("POST", "/api/hint", data, {"Content-Type": "application/json"})
+        answer = json.loads(payload)
+        assert status == 503 and headers["Retry-After"] == "1" and answer["warming_up"], answer
+        assert "warming up hints and reviews" in answer["error"]
+        status, answer = c.call("GET", "/api/ready")
+        assert status == 503 and "warming up hints and reviews" in answer["error"]
+        gate.set()
+        deadline = time.monotonic() + 120
+        while (reply := c.call("POST", "/api/hint", {"game": state["game"]}))[0] == 503:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        assert reply[0] == 200 and reply[1]["agent"] == hint and srv.warm_up.complete

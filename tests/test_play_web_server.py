@@ -76,6 +76,7 @@ def _free_port() -> int:
 
 
 def _start(port: int, folder: Path) -> subprocess.Popen:
+    """`play.py --web` on `port`, once its warm-up is done (the API no longer answers 503)."""
     server = subprocess.Popen([sys.executable, "play.py", "--web", "--port", str(port), "--save-dir", str(folder),
                                "--workers", "1", "--hint", "greedy"],
                               cwd=ROOT, stdout=subprocess.DEVNULL, stderr=open(folder / "server.log", "ab"))
@@ -83,9 +84,9 @@ def _start(port: int, folder: Path) -> subprocess.Popen:
     while time.monotonic() < deadline:
         assert server.poll() is None, (folder / "server.log").read_text()[-2000:]
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5):
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/ready", timeout=5):
                 return server
-        except OSError:
+        except OSError:  # not listening yet, or 503 while it warms up
             time.sleep(0.2)
     server.kill()
     raise AssertionError("the server did not start")
@@ -159,6 +160,45 @@ def test_kill_9_in_the_middle_of_games_then_restart_every_game_goes_on(tmp_path)
     finally:
         server.kill()
         server.wait()
+
+
+def test_ctrl_c_during_the_warm_up_stops_cleanly(tmp_path):
+    """`play.py --web` on an empty numba cache answers the page at once while it compiles
+    in the background; Ctrl-C then stops it within seconds (not after the compiling), with
+    its 'stopped' line, no traceback, and no worker left running."""
+    port = _free_port()
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"), PYTHONPATH=str(ROOT))
+    server = subprocess.Popen([sys.executable, "-u", "play.py", "--web", "--port", str(port), "--workers", "1",
+                               "--hint", "greedy", "--save-dir", str(tmp_path / "played")],
+                              cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            assert server.poll() is None and time.monotonic() < deadline, "the page never answered"
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as reply:
+                    assert reply.status == 200
+                break
+            except OSError:
+                time.sleep(0.1)
+        with pytest.raises(urllib.error.HTTPError) as warming:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=30)
+        assert warming.value.code == 503 and json.loads(warming.value.read())["warming_up"]
+        time.sleep(1.0)  # in the middle of the compiling
+        family = _descendants(server.pid)
+        stopped = time.monotonic()
+        server.send_signal(signal.SIGINT)
+        output, _ = server.communicate(timeout=60)
+        seconds = time.monotonic() - stopped
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.communicate()
+    assert server.returncode == 0, output
+    assert "Traceback" not in output and "stopped: every game is kept" in output, output
+    assert "warm (" not in output, "the warm-up ended before Ctrl-C: the test did not test it"
+    assert seconds < 20, f"{seconds:.1f} s to stop"
+    assert not [pid for pid in family if running(pid)], "processes outlived the server"
 
 
 # --- malformed HTTP -----------------------------------------------------------------------------------

@@ -336,4 +336,37 @@ $("open").addEventListener("change", async (event) => {
   call("POST", "/api/load", { record }, setGame);
 });
 
-call("GET", "/api/state", undefined, setGame);
+// The first game. A server that has just started warms its engine up (a first run
+// compiles for a minute or more): until then it answers 503 {"warming_up": true, "seconds": N}
+// with Retry-After, so the page says so and asks again; a failed warm-up (500,
+// "warm_up_failed") is shown and not asked again.
+async function start() {
+  busy = true;  // no clicks until there is a game
+  document.body.classList.add("busy");
+  try {
+    for (;;) {
+      const response = await fetch("/api/state");
+      const data = await response.json();
+      if (response.ok) {
+        setGame(data);
+        return;
+      }
+      if (!data.warming_up) {
+        $("status").textContent = data.warm_up_failed ? "the server cannot start a game" : "";
+        $("error").textContent = data.error || response.statusText;
+        return;
+      }
+      $("status").textContent = `warming up the engine (first run only) … ${data.seconds} s`;
+      const wait = Number(response.headers.get("Retry-After")) || 1;
+      await new Promise((resolve) => setTimeout(resolve, wait * 1000));
+    }
+  } catch (err) {
+    $("error").textContent = err.message;
+  } finally {
+    busy = false;
+    document.body.classList.remove("busy");
+    showStatus();
+  }
+}
+
+start();
