@@ -27,7 +27,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from agents.nets import read_checkpoint, resolve_device, save_checkpoint
+from agents.networks import read_checkpoint, resolve_device, save_checkpoint
 from evaluation.progress import progress_bar
 from training.config import config_to_dict, load_config
 from training.evaluation import evaluate_policy

@@ -1,28 +1,25 @@
 """The one interface every agent implements, and the registry that builds agents from
-spec strings such as ``"random"``, ``"greedy"``, ``"ismcts:iterations=800"``,
-``"pimc:determinizations=20"`` or ``"checkpoint:runs/x/best.pt"``.
+spec strings such as ``"random"``, ``"ismcts:iterations=800"`` or ``"checkpoint:runs/x/best.pt"``.
 
-An agent sees what its seat may see: the observation vector the env gives that seat
-and a `PlayerView` (engine/view.py) that exposes the public state and the seat's own
-hand, and can sample full worlds consistent with them for search. Only agents marked
-``cheating = True`` may call ``view.full_state()``.
-
-Parameters are checked in one place (`PARAMETER_RULES`, and `agents.settings.RULES` for
-the search settings): a parameter of any agent named ``time``, ``iterations``,
-``temperature``, ``c``... must satisfy the same rule, with the same message, whichever
-agent takes it, before the agent is built. A spec is read once,
-at its edge (`parse_agent`, `check_spec`): workers carry and build its `AgentRecipe`.
+An agent sees what its seat may see: the observation vector and a `PlayerView`
+(engine/view.py); only agents marked ``cheating = True`` may call ``view.full_state()``.
+A parameter of a given name (``time``, ``iterations``, ``c``...) is checked by the same
+rule whichever agent takes it (`PARAMETER_RULES`, `agents.settings.RULES`; the rules are
+in `agents.parameters`), before the agent is built. A spec is read once, at its edge
+(`parse_agent`, `check_spec`): workers carry and build its `AgentRecipe`.
 """
 
 from __future__ import annotations
 
 import inspect
-import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
+
+from .parameters import boolean, number, parse_parameters, positive_int, refuse_retired_parameters
+from .settings import RULES as SEARCH_RULES
 
 _REGISTRY: dict[str, Callable[..., "Agent"]] = {}
 
@@ -32,11 +29,17 @@ class Agent(ABC):
 
     name: str = "agent"
     cheating: bool = False  # True only for upper-bound baselines that see hidden tiles
-    # Parameters that name checkpoint files (agents.nets format): `check_spec` loads them.
-    checkpoint_parameters: tuple[str, ...] = ("path",)
+    # Parameters that name checkpoint files: `check_spec` loads each with `load_checkpoint`.
+    checkpoint_parameters: tuple[str, ...] = ()
     # This agent's own rules for parameters (its choices, a stricter bound), checked like
     # `PARAMETER_RULES`, which they override.
     parameter_rules: dict[str, Callable[[str, Any], Any]] = {}
+
+    @staticmethod
+    def load_checkpoint(path: str) -> None:
+        """Load the checkpoint file a `checkpoint_parameters` parameter names, on the CPU;
+        ValueError if it is missing or does not load (agents that name one say how)."""
+        raise NotImplementedError
 
     @classmethod
     def check_arguments(cls, arguments: dict[str, Any]) -> None:
@@ -103,15 +106,15 @@ BUILTIN_MODULES = {
     "random": "agents.simple",
     "greedy": "agents.greedy",
     "policy": "agents.greedy",
-    "ismcts": "agents.search",
-    "pimc": "agents.search",
-    "cheat": "agents.search",
-    "br": "agents.best_response",
-    "checkpoint": "agents.neural",
-    "selfplay": "agents.selfplay",
-    "selfplay-policy": "agents.selfplay",
-    "selfplay-afterstate": "agents.selfplay",
-    "afterstate": "agents.afterstate",
+    "ismcts": "agents.search.mcts",
+    "pimc": "agents.search.mcts",
+    "cheat": "agents.search.mcts",
+    "br": "agents.search.best_response",
+    "checkpoint": "agents.networks.policy",
+    "selfplay": "agents.search.selfplay",
+    "selfplay-policy": "agents.search.selfplay",
+    "selfplay-afterstate": "agents.search.selfplay",
+    "afterstate": "agents.search.afterstate",
     "openspiel-ismcts": "agents.openspiel_bots",
     "openspiel-mcts": "agents.openspiel_bots",
 }
@@ -123,43 +126,6 @@ RETIRED = {
     "alphazero": "ismcts:net=PATH (alphazero:PATH,leaf=rollout,... is ismcts:net=PATH,...; its PUCT search with "
                  "the network's values at the leaves, leaf=value, was retired too: it lost at equal time)",
 }
-
-# Agent parameters the measurements rejected (``name``) or values of them (``name=value``),
-# and why, in a few words (evidence: docs/status.md). A spec that gives one is a one-line
-# error; a parameter an agent still takes under that name (device, safe of `policy`) is
-# only refused where the agent no longer takes it.
-RETIRED_PARAMETERS = {
-    "gumbel": "the Gumbel root lost: no better than UCB at the root and a flat ladder (docs/status.md); drop it",
-    "c_visit": "a parameter of the retired Gumbel root and completed-Q targets; drop it",
-    "c_scale": "a parameter of the retired Gumbel root and completed-Q targets; drop it",
-    "halving": "sequential halving at the root scored no better than UCB (0.612-0.637 against 0.627-0.636); drop it",
-    "leaf": "leaf=value (PUCT with the network's value at every leaf) lost badly at equal time (0.23-0.29); cut "
-            "rollouts scored by the fast evaluator are the only leaf: drop leaf=",
-    "selection": "selection=puct went with leaf=value (it lost at equal time); UCB is the only selection: drop "
-                 "selection=",
-    "device": "it placed the network of the retired leaf=value; a search's network runs in numba on the CPU: drop "
-              "device=",
-    "rollout": "use epsilon=0 for greedy rollouts, epsilon=1 for random ones (rollout=epsilon is the default)",
-    "safe": "greedy rollouts always break ties toward safe moves (safe=false was never better): drop safe=",
-    "symmetries": "averaging the raw policy over the board's quarter turns at play time added +0.006-0.009, inside "
-                  "the noise, at four times the cost: drop symmetries=",
-    "expand=evaluator": "growing deeper nodes by the evaluator one move ahead gained +0.01 at equal time (noise) "
-                        "and no stronger self-play loop: use expand=greedy (the default)",
-    "expand=policy": "it was expand=greedy under another name: use expand=greedy (the default)",
-}
-
-
-def refuse_retired_parameters(kwargs: dict[str, Any], accepted, where: str) -> None:
-    """A one-line ValueError for the first retired parameter (or value) of `kwargs` that the
-    agent does not take (`accepted`: the names it does)."""
-    for key, value in kwargs.items():
-        text = str(value).lower() if isinstance(value, bool) else str(value)
-        reason = RETIRED_PARAMETERS.get(f"{key}={text}")
-        if reason is None and key not in accepted:
-            reason = RETIRED_PARAMETERS.get(key)
-        if reason is not None:
-            raise ValueError(f"{where}: {key}={text} was retired: {reason}")
-
 
 def registered() -> list[str]:
     """Every agent name `make` knows (imports all the built-in agent modules)."""
@@ -178,61 +144,6 @@ def parse_spec(spec: str) -> tuple[str, list[str], dict[str, Any]]:
         raise ValueError(f"an agent spec must be a non-empty string, got {spec!r}")
     name, _, rest = spec.strip().partition(":")
     return (name, *parse_parameters(rest, spec))
-
-
-def parse_parameters(text: str, spec: str) -> tuple[list[str], dict[str, Any]]:
-    """The parameters of a spec, ``"a=1,b=x,path"`` (the text after ``name:``), as
-    (positional, keyword) with typed values; `spec` names them in errors."""
-    positional: list[str] = []
-    kwargs: dict[str, Any] = {}
-    for part in filter(None, (p.strip() for p in _split_parameters(spec, text))):
-        key, eq, value = part.partition("=")
-        value = value.strip()
-        if value.startswith("[") and value.endswith("]"):
-            typed = value[1:-1].strip()
-        elif "[" in part or "]" in part:
-            raise ValueError(f"bad agent spec {spec!r}: brackets must enclose a whole value, as in "
-                             f"target=[ismcts:iterations=200,c=0.4]; got {part!r}")
-        else:
-            typed = _typed(value)
-        if eq:
-            kwargs[key.strip()] = typed
-        else:
-            positional.append(part)
-    return positional, kwargs
-
-
-def _split_parameters(spec: str, rest: str) -> list[str]:
-    """`rest` split at the commas outside square brackets; unbalanced brackets are an error."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(rest):
-        if ch == "[":
-            depth += 1
-        elif ch == "]":
-            depth -= 1
-            if depth < 0:
-                raise ValueError(f"bad agent spec {spec!r}: a ']' closes no '['")
-        elif ch == "," and depth == 0:
-            parts.append(rest[start:i])
-            start = i + 1
-    if depth:
-        raise ValueError(f"bad agent spec {spec!r}: a '[' is never closed")
-    parts.append(rest[start:])
-    return parts
-
-
-def _typed(text: str):
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if low in ("none", "null"):
-        return None
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return text
 
 
 @dataclass(frozen=True)
@@ -275,7 +186,7 @@ def make(spec: str, seed: int | None = None) -> Agent:
 def parse_agent(spec: str, load_checkpoints: bool = False) -> AgentRecipe:
     """The recipe of a spec string (the edge): the name is known, the parameters fit its
     signature and `PARAMETER_RULES`, and with `load_checkpoints` every checkpoint file it
-    names exists and loads (`agents.nets.load_net`, on the CPU). Raises ValueError
+    names exists and loads (`agents.networks.load_net`, on the CPU). Raises ValueError
     naming the spec and the problem."""
     return agent_recipe(spec, *parse_spec(spec), load_checkpoints=load_checkpoints)
 
@@ -287,14 +198,14 @@ def check_spec(spec: str) -> AgentRecipe:
 
 
 def is_typed(agent) -> bool:
-    """A typed agent: anything that builds an agent (`AgentRecipe`, `agents.settings.GuidedSearch`), never text."""
+    """A typed agent: anything that builds an agent (`AgentRecipe`, `agents.search.mcts.GuidedSearch`), never text."""
     return not isinstance(agent, str) and callable(getattr(agent, "build", None))
 
 
 def typed_agent(agent, what: str = "an agent"):
     """`agent` if it is typed (`is_typed`); never a spec string."""
     if not is_typed(agent):
-        raise ValueError(f"{what} must be a typed agent (agents.settings.GuidedSearch, or agents.parse_agent(SPEC) "
+        raise ValueError(f"{what} must be a typed agent (agents.search.mcts.GuidedSearch, or agents.parse_agent(SPEC) "
                          f"at the command line's or config's edge), got {agent!r}")
     return agent
 
@@ -307,7 +218,7 @@ def agent_recipe(spec: str, name: str, positional: list, kwargs: dict[str, Any],
     cls, bound = _resolve(spec, name, positional, kwargs)
     for parameter in getattr(cls, "checkpoint_parameters", ()) if load_checkpoints else ():
         if parameter in bound.arguments:
-            _check_checkpoint(spec, parameter, bound.arguments[parameter])
+            _check_checkpoint(spec, cls, parameter, bound.arguments[parameter])
     args, kwargs = _call_arguments(bound, len(positional))
     return AgentRecipe(spec, name, tuple(args), tuple(kwargs.items()))
 
@@ -359,89 +270,25 @@ def _call_arguments(bound: inspect.BoundArguments, num_positional: int) -> tuple
     return args, kwargs
 
 
-def _check_checkpoint(spec: str, name: str, path) -> None:
-    from .nets import load_net  # torch is imported only for specs that name a checkpoint
-
+def _check_checkpoint(spec: str, cls: type, name: str, path) -> None:
     if not isinstance(path, str) or not path:
         raise ValueError(f"bad agent spec {spec!r}: {name} must be a checkpoint file path, got {path!r}")
     try:
-        load_net(path, "cpu")
+        cls.load_checkpoint(path)
     except ValueError as exc:
         raise ValueError(f"bad agent spec {spec!r}: {exc}") from exc
-
-
-# --- parameter rules ------------------------------------------------------------------------
-def positive_int(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
-def non_negative_int(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
-    return int(value)
-
-
-def number(name: str, value, positive: bool = False) -> float:
-    """A finite number >= 0 (> 0 when `positive`)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    if not math.isfinite(value) or value < 0 or (positive and value == 0):
-        raise ValueError(f"{name} must be a finite {'positive' if positive else 'non-negative'} number, "
-                         f"got {value!r}")
-    return float(value)
-
-
-def seconds(name: str, value) -> float:
-    """A time budget: a finite number of seconds > 0 (nan, inf, 0 or less would let a
-    search run forever or not at all)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number of seconds > 0, got {value!r}")
-    return float(value)
-
-
-def probability(name: str, value) -> float:
-    p = number(name, value)
-    if p > 1:
-        raise ValueError(f"{name} must be in [0, 1], got {value!r}")
-    return p
-
-
-def boolean(name: str, value) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be true or false, got {value!r}")
-    return bool(value)
-
-
-def choice(name: str, value, allowed) -> str:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
-    return value
-
-
-def device(name: str, value) -> str:
-    """A torch device this machine has (`agents.nets.resolve_device` decides)."""
-    from .nets import resolve_device  # torch is imported only for agents that take a device
-
-    if not isinstance(value, str):
-        raise ValueError(f"{name} must be a device name such as cpu, cuda or auto, got {value!r}")
-    resolve_device(value)
-    return value
 
 
 # The rule for every agent parameter of that name, whichever agent takes it: these, and
 # every search setting's (`agents.settings.RULES`: iterations, time, c, epsilon, ...). A
 # parameter whose default is None may also be given as none. Rules for one agent's own
-# choices (rollout=, leaf=) stay with that agent; they use the helpers above.
+# choices (target=, device=) stay with that agent (`Agent.parameter_rules`).
 PARAMETER_RULES: dict[str, Callable[[str, Any], Any]] = {
     "simulations": positive_int,
     "determinizations": positive_int,
     "worlds": positive_int,
     "temperature": number,
     "safe": boolean,
-    "device": device,
 }
 
 
@@ -450,8 +297,6 @@ def check_parameters(arguments: dict[str, Any], signature: inspect.Signature | N
     """Apply `PARAMETER_RULES` (overridden by an agent's own `rules`) to bound constructor
     arguments, normalizing the values in place (e.g. an int time becomes a float).
     Raises ValueError naming the parameter."""
-    from .settings import RULES as SEARCH_RULES
-
     rules = {**PARAMETER_RULES, **SEARCH_RULES, **(rules or {})}
     for name, value in list(arguments.items()):
         param = signature.parameters.get(name) if signature is not None else None

@@ -14,7 +14,7 @@ import numpy as np
 from engine import access, rules
 
 from .base import Agent, register, warm_up_view
-from .policy_kernels import epsilon_threshold, greedy_action, policy_action
+from .policy_kernels import SCRATCH_LEN, epsilon_threshold, greedy_action, policy_action
 
 
 @register("greedy")
@@ -24,7 +24,7 @@ class GreedyAgent(Agent):
     def __init__(self) -> None:
         super().__init__()
         self._grid, self._info = access.new_arrays()
-        self._scratch = np.zeros(128, dtype=np.int64)
+        self._scratch = np.zeros(SCRATCH_LEN, dtype=np.int64)
         self._actions = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.int64)
         self._keys = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.int64)
 

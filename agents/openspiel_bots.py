@@ -1,22 +1,15 @@
 """OpenSpiel's own search bots behind our `Agent` interface, on ``python_twentyfourseven``.
 
-* ``openspiel-ismcts:simulations=1000,c=2.0,rollouts=1`` (or ``time=`` seconds per move
-  instead of a simulation count): OpenSpiel's python ``ISMCTSBot`` with a random-rollout
-  evaluator. The C++ ``pyspiel.ISMCTSBot`` cannot resample a python game, so the python
-  bot it is.
-* ``openspiel-mcts:simulations=1000,c=2.0,rollouts=1``: OpenSpiel's python ``MCTSBot``.
-  It searches the true state (every hand, the bag's contents; not the bag's order, whose
-  draws stay chance nodes), so it is a cheating baseline (``cheating = True``).
+* ``openspiel-ismcts:simulations=1000,c=2.0,rollouts=1`` (or ``time=`` seconds per move):
+  OpenSpiel's python ``ISMCTSBot`` with a random-rollout evaluator (the C++ bot cannot
+  resample a python game), from a world drawn by `PlayerView.sample_world`;
+* ``openspiel-mcts:simulations=1000,c=2.0,rollouts=1``: OpenSpiel's python ``MCTSBot`` on
+  the true state (every hand, the bag's contents): a cheating baseline.
 
-OpenSpiel's python search runs a few dozen simulations a second on this game (its random
-rollouts apply one python move at a time): in evaluate.py give simulation budgets above
-~1,000 a larger ``--move-time-limit`` than the default 60 s.
-
-Each move starts an OpenSpiel state at the position the agent sees (`env.openspiel.state_at`):
-the ISMCTS agent starts from a world drawn by `PlayerView.sample_world` and keys its
-root by what the seat sees, so it knows exactly what our agents know. Needs the
-``openspiel`` extra; the spec is known without it and building the agent says what to
-install.
+They run a few dozen simulations a second on this game: in evaluate.py give budgets above
+~1,000 a larger ``--move-time-limit`` than the default 60 s. Each move starts an OpenSpiel
+state at the position the agent sees (`env.openspiel.state_at`). Needs the ``openspiel``
+extra; building the agent without it says what to install.
 """
 
 from __future__ import annotations
@@ -25,7 +18,8 @@ import time
 
 import numpy as np
 
-from .base import Agent, positive_int, register
+from .base import Agent, register
+from .parameters import positive_int
 
 
 def _openspiel():
@@ -88,7 +82,6 @@ class OpenSpielISMCTSAgent(OpenSpielAgent):
         self.check_arguments({"simulations": simulations})
         super().__init__(simulations, c, rollouts)
         self.time = time
-        self.last_simulations = 0  # simulations the last move ran
 
     @classmethod
     def check_arguments(cls, arguments) -> None:
@@ -103,9 +96,7 @@ class OpenSpielISMCTSAgent(OpenSpielAgent):
         random_state = self._random_state()
         bot = TimedISMCTSBot(self.ismcts, game, self._evaluator(random_state), self.c,
                              self.simulations, random_state, self.time)
-        action = bot.step(state)
-        self.last_simulations = bot.simulations_run
-        return action
+        return bot.step(state)
 
 
 @register("openspiel-mcts")
@@ -130,11 +121,8 @@ def TimedISMCTSBot(ismcts, game, evaluator, c, simulations, random_state, second
     only importable with the extra."""
 
     class _Bot(ismcts.ISMCTSBot):
-        simulations_run = 0
-
         def run_search(self, state):
             if seconds is None:
-                self.simulations_run = self._max_simulations
                 return super().run_search(state)
             # the same search, its loop bounded by the clock: the bot's own steps in order
             self.reset()
@@ -143,11 +131,11 @@ def TimedISMCTSBot(ismcts, game, evaluator, c, simulations, random_state, second
                 return [(legal[0], 1.0)]
             root = self.create_new_node(state)
             deadline = time.perf_counter() + seconds
-            self.simulations_run = 0
+            runs = 0
             # the first simulation only expands the root: two make a policy
-            while self.simulations_run < MIN_SIMULATIONS or time.perf_counter() < deadline:
+            while runs < MIN_SIMULATIONS or time.perf_counter() < deadline:
                 self.run_simulation(self.sample_root_state(state))
-                self.simulations_run += 1
+                runs += 1
             return self.get_final_policy(state, self.filter_illegals(root, legal))
 
     return _Bot(game, evaluator, c, simulations, random_state=random_state,

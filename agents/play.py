@@ -18,7 +18,8 @@ import numpy as np
 from engine import GameState, rules
 from engine.view import PlayerView
 
-from .base import Agent, seconds
+from .base import Agent
+from .parameters import seconds
 
 FORFEIT_REASONS = {
     "error": "the agent raised an exception",

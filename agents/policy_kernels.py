@@ -33,6 +33,7 @@ from engine.layout import AXIS_STEP, ON_BOARD, PAD_OF_CELL
 _MAX_VALUE = rules.MAX_VALUE
 _PASS = rules.PASS_ACTION
 EPSILON_SCALE = 1 << 32  # epsilon is passed to kernels as an integer threshold out of 2**32
+SCRATCH_LEN = 128  # the greedy kernels' int64 scratch (cell threats, unseen counts)
 
 
 def epsilon_threshold(epsilon: float) -> int:
@@ -288,7 +289,7 @@ def greedy_action(grid, info, scratch_grid, scratch_info, scratch, actions, keys
     4. the lowest action id.
 
     Returns the pass action when no placement is legal. `scratch` is int64 of length
-    >= 128 (cell threats, unseen counts); `scratch_grid`/`scratch_info` hold a copy;
+    >= SCRATCH_LEN; `scratch_grid`/`scratch_info` hold a copy;
     `actions`/`keys` (int64, 490) receive the moves that score the most.
     """
     n = _ranking(grid, info, scratch_grid, scratch_info, scratch, actions, keys, np.bool_(True))

@@ -1,13 +1,10 @@
 """The search settings record: the one place for each search parameter's default, rule,
-cross-checks and meaning, and for the kernel's parameter record.
+cross-checks and meaning, and for the kernels' parameter record.
 
-`SearchSettings` is what the search agents (`agents.search`, `agents.best_response`) are
-built from and what self-play, Ray and the ladder carry (with a network's path beside
-it). Each field is one parameter: its default, its rule (for a parameter of that name of
-any agent, `RULES`), its meaning and, where the kernels read it, its type there: those
-fields make the kernels' parameter record (`kernel_parameters`, a NamedTuple read by
-name, ``params.c``). Strings are only its edges: `parse` reads a spec's parameters
-(``"iterations=1000,prior=3"``), `spec` writes them back, `table` writes the table below.
+`SearchSettings` is what the search agents are built from and what self-play, Ray and the
+ladder carry. A field's rule checks a parameter of that name for any agent (`RULES`); the
+fields the kernels read make their parameter record (`kernel_parameters`, a NamedTuple
+read by name, ``params.c``). Strings are only its edges: `parse`, `spec`, `table`.
 
 Parameters (spec ``name:key=value,...``), defaults tuned on duplicate matches against
 `greedy` and `ismcts` (verdicts and evidence: docs/status.md):
@@ -22,13 +19,14 @@ from collections import namedtuple
 from dataclasses import dataclass, field
 from functools import partial
 
-from .base import boolean, choice, non_negative_int, number, positive_int, probability, seconds
+from .parameters import (boolean, choice, non_negative_int, number, parse_parameters, positive_int, probability,
+                         refuse_retired_parameters, seconds)
 from .policy_kernels import epsilon_threshold
 
 ROLLOUT_DEPTH = 4  # rollout placements at most, scored by the end-of-game guess
 EVALUATED_DEPTH = 1  # rollout placements before a network's fast evaluator scores the position
 MARGIN = 0.5  # the default margin weight (the fast evaluator learns rewards with it)
-EXPANSIONS = ("greedy", "random")  # `agents.search_kernels.expand_greedy`, `expand_random`
+EXPANSIONS = ("greedy", "random")  # `agents.search.core.expand_greedy`, `expand_random`
 
 
 def setting(default, rule, doc, kernel=None, guided=False):
@@ -74,9 +72,7 @@ class SearchSettings:
     @classmethod
     def parse(cls, text: str) -> "SearchSettings":
         """The settings of a spec's parameters, ``"iterations=1000,prior=3"`` (retired
-        names are one-line errors, `agents.base.RETIRED_PARAMETERS`)."""
-        from .base import parse_parameters, refuse_retired_parameters
-
+        names are one-line errors, `agents.parameters.RETIRED_PARAMETERS`)."""
         if not isinstance(text, str):
             raise ValueError(f"search settings must be a string of key=value parameters, got {text!r}")
         positional, kwargs = parse_parameters(text, text)
@@ -155,34 +151,6 @@ NAMES = tuple(f.name for f in dataclasses.fields(SearchSettings))
 RULES = {f.name: f.metadata["rule"] for f in dataclasses.fields(SearchSettings)}  # `agents.base.check_parameters`
 SHARED = tuple(f.name for f in dataclasses.fields(SearchSettings) if not f.metadata["guided"])
 GUIDED = tuple(f.name for f in dataclasses.fields(SearchSettings) if f.metadata["guided"])
-
-
-@dataclass(frozen=True)
-class GuidedSearch:
-    """A network-guided ``ismcts`` as self-play, Ray and the ladder carry it: the path of
-    the network's checkpoint and the search settings (no spec string inside)."""
-
-    net: str
-    settings: SearchSettings = field(default_factory=SearchSettings)
-
-    def build(self, seed: int | None = None):
-        """The agent (`agents.search.ISMCTSAgent`), seeded; its `spec` is the label."""
-        from .search import ISMCTSAgent
-
-        agent = ISMCTSAgent(net=str(self.net), settings=self.settings)
-        agent.spec = str(self)
-        agent.seed(seed)
-        return agent
-
-    @property
-    def time(self) -> float | None:
-        """The per-move time budget, if the settings give one."""
-        return self.settings.time
-
-    def __str__(self) -> str:
-        """The spec a user would type for this search (a label for reports and logs)."""
-        rest = self.settings.spec()
-        return f"ismcts:net={self.net}" + (f",{rest}" if rest else "")
 
 
 kernel_record(SearchSettings)

@@ -32,13 +32,15 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from agents import features, make  # noqa: E402
-from agents.guide import NetworkGuide  # noqa: E402
-from agents.neural import NetPolicy  # noqa: E402
+from agents import make  # noqa
+
+from agents.networks import features  # noqa: E402
+from agents.search.guide import NetworkGuide  # noqa: E402
+from agents.networks.policy import NetPolicy  # noqa: E402
 from agents.policy_kernels import epsilon_threshold, repeated_rollouts  # noqa: E402
 from benchmarks.machine import describe, machine_info  # noqa: E402
 from engine import GameState, rules  # noqa: E402
-from agents.selfplay import shipped_network  # noqa: E402
+from agents.search.selfplay import shipped_network  # noqa: E402
 from engine.view import PlayerView  # noqa: E402
 from env.observation import OBS_SIZE, encode_arrays  # noqa: E402
 

@@ -315,7 +315,7 @@ def deal_around_hands(grid, info, seat, hands, fixed, rng, out_grid, out_info, s
     conditioned on). The fixed hands must have the public hand sizes and fit within the
     unseen tiles. Returns (rng, True), or (rng, False) with the world unusable when they
     do not fit. `scratch`: int64, length >= SCRATCH_LEN. Used by searches that keep
-    their own belief about some hands (`agents.best_response`)."""
+    their own belief about some hands (`agents.search.best_response`)."""
     counts = scratch[:11]
     tiles = scratch[16:16 + _NUM_TILES]
     unseen_counts_into(grid, info, seat, counts)

@@ -37,8 +37,8 @@ from .files import atomic_write_text
 KERNEL_FILES = (
     "engine/kernels.py", "engine/access.py", "engine/batch.py", "engine/determinize.py",
     "env/observation.py", "env/step_kernels.py",
-    "agents/policy_kernels.py", "agents/search_kernels.py", "agents/value_kernels.py", "agents/net_kernels.py",
-    "agents/features.py", "agents/br_kernels.py", "agents/afterstate.py",
+    "agents/policy_kernels.py", "agents/search/core.py", "agents/networks/evaluator.py", "agents/networks/placement.py",
+    "agents/networks/features.py", "agents/search/br_kernels.py", "agents/search/afterstate.py",
     "training/opponents.py",
 )
 PROJECT_PACKAGES = ("engine", "env", "agents", "training", "evaluation")
@@ -52,8 +52,8 @@ GROUPS = (
     ("engine.", "the engine", 5),
     ("env.observation", "the observation encoder", 5),
     ("env.", "the environments", 20),
-    ("agents.search_kernels", "the search agents (ismcts, pimc, cheat)", 35),
-    ("agents.br_kernels", "the best response (br, evaluate.py exploit)", 100),
+    ("agents.search.core", "the search agents (ismcts, pimc, cheat)", 35),
+    ("agents.search.br_kernels", "the best response (br, evaluate.py exploit)", 100),
     ("agents.policy_kernels", "the greedy and rollout policies", 10),
     ("agents.", "the agents' features and evaluators", 20),
     ("training.", "training's batched opponents", 30),

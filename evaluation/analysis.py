@@ -12,7 +12,7 @@ random numbers:
 2. Every candidate move is played in *every* world; then the rollout agent (`rollout`,
    default `greedy`, seeded by the world) plays every seat for `horizon` placements (by
    default 2: the next seat's reply and one more), and the position is valued by the
-   fast evaluator of the shipped self-play network (`agents.value_kernels`: a learned
+   fast evaluator of the shipped self-play network (`agents.networks.evaluator`: a learned
    value of the full state, for every seat). A game that ends sooner is valued exactly.
    All candidates face the same worlds and seeds (common random numbers), so their
    differences are not drowned by the luck of the deal.
@@ -54,7 +54,7 @@ per game near the floor cannot be told from the reference's own play.
 
 Games are read through public APIs only: `engine.GameState`, `PlayerView.sample_world`,
 agents built from a typed recipe (`agents.parse_agent`) and the fast evaluator of a
-network checkpoint (`agents.nets.load_net`, `agents.value_kernels.evaluate`).
+network checkpoint (`agents.networks.load_net`, `agents.networks.evaluator.evaluate`).
 """
 
 from __future__ import annotations
@@ -70,11 +70,11 @@ import numpy as np
 
 import agents
 from agents.base import typed_agent
-from agents.nets import load_net
-from agents.search_kernels import simulation_rewards
-from agents.selfplay import shipped_network
+from agents.networks import load_net
+from agents.search.core import simulation_rewards
+from agents.search.selfplay import shipped_network
 from agents.settings import MARGIN
-from agents.value_kernels import evaluate
+from agents.networks.evaluator import evaluate
 from engine.files import atomic_write, atomic_write_text
 from engine import GameState, rules
 from engine.view import PlayerView
@@ -164,7 +164,7 @@ class Reference:
 @dataclass(frozen=True)
 class Tools:
     players: list  # a rollout agent per seat
-    evaluator: np.ndarray | None  # the packed fast evaluator (agents.value_kernels)
+    evaluator: np.ndarray | None  # the packed fast evaluator (agents.networks.evaluator)
     horizon: int | None
 
 
@@ -270,7 +270,7 @@ def play_on(game: GameState, players: Sequence, seed: int, placements: int | Non
 
 def position_value(game: GameState, seat: int, evaluator: np.ndarray | None) -> float:
     """`seat`'s value of `game`: an ended game's search reward (its reward plus the margin
-    term, `agents.search_kernels.simulation_rewards` with the default MARGIN), else the
+    term, `agents.search.core.simulation_rewards` with the default MARGIN), else the
     fast evaluator's value of the full state (which estimates that same quantity)."""
     if game.is_over:
         out = np.zeros(4)

@@ -164,7 +164,7 @@ class EvalConfig(StrictConfig):
     @property
     def lineup(self) -> list | None:
         """The typed agents, one per spec of `agents` and labelled by it (`agents.AgentRecipe`,
-        `agents.settings.GuidedSearch`): set by `validate`, never saved or read."""
+        `agents.search.mcts.GuidedSearch`): set by `validate`, never saved or read."""
         return self._lineup
 
     # --- construction ---------------------------------------------------------------
@@ -242,7 +242,7 @@ class EvalConfig(StrictConfig):
             raise ValueError("executor: ray needs Ray installed: pip install -e '.[ray]' (or pip install 'ray>=2.40')")
 
     def _validate_time_limits(self) -> None:
-        from agents.base import seconds
+        from agents.parameters import seconds
 
         for name in ("move_time_limit", "game_time_limit"):
             if getattr(self, name) is not None:

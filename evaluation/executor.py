@@ -5,7 +5,7 @@ JSON-friendly dict) per finished job, in any order. `SerialExecutor` plays in th
 process; `ProcessExecutor` keeps a pool of long-lived worker processes, each of which
 imports the plugins, warms the numba kernels once and builds each agent once per
 (agent, seat), reseeding it for every game. Jobs carry typed agents (`agents.AgentRecipe`:
-a spec parsed once, at the command line's or config's edge; `agents.settings.GuidedSearch`):
+a spec parsed once, at the command line's or config's edge; `agents.search.mcts.GuidedSearch`):
 a worker builds them and never reads a spec string. A cluster backend only has to
 implement `map_jobs` the same way.
 
@@ -325,13 +325,13 @@ def warm_up() -> None:
 
 def warm_up_agent(agent) -> None:
     """Compile (or load) what `agent`'s first move needs: its own `warm_up`, and for a
-    network agent (`agents.neural.NetAgent`: checkpoint:...) the observation and
+    network agent (`agents.networks.policy.NetAgent`: checkpoint:...) the observation and
     exposure features it reads, which it does not warm up itself."""
     agent.warm_up()
-    neural = sys.modules.get("agents.neural")  # not imported: no network agent (and no torch import for it)
+    neural = sys.modules.get("agents.networks.policy")  # not imported: no network agent (and no torch import for it)
     if neural is not None and isinstance(agent, neural.NetAgent):
         import engine
-        from agents.features import exposure
+        from agents.networks.features import exposure
         from env.observation import encode
 
         state = engine.GameState.new(2, seed=0)

@@ -12,7 +12,7 @@ player of the ladder together and writes the run's headline picture:
 * ``run_dir/ladder.json`` and ``run_dir/ladder.png``: rebuilt from the journal after every
   generation (``python evaluate.py ladder RUN_DIR`` does it by hand).
 
-A generation is a typed agent (`agents.settings.GuidedSearch`, an `agents.AgentRecipe`),
+A generation is a typed agent (`agents.search.mcts.GuidedSearch`, an `agents.AgentRecipe`),
 recorded in the journal as the spec a user would type and parsed once when read back
 (the file's edge); anchors are agent specs (``greedy``, ``ismcts:time=0.01``...), parsed
 when the ladder opens. Generations are labelled ``gen<g>``, anchors by their spec.

@@ -9,7 +9,7 @@ level (about 0.78 against greedy), not beyond: not adopted.
 
 The afterstate value of a move is the network's fast evaluator on the position the move
 leads to, for the mover, averaged over worlds dealt from what the mover knows
-(`agents.afterstate`, the `afterstate:net=PATH` agent). In 2-player games this:
+(`agents.search.afterstate`, the `afterstate:net=PATH` agent). In 2-player games this:
 
 1. Plays `--games` games of the network's search (`ismcts:net=NET,iterations=1000,prior=3`)
    against itself and records every position with more than one legal placement: the
@@ -40,10 +40,11 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import agents  # noqa: E402
-from agents import features  # noqa: E402
-from agents.afterstate import AfterstateAgent  # noqa: E402
+from agents.networks import features  # noqa: E402
+from agents.search.afterstate import AfterstateAgent  # noqa: E402
 from agents.base import Agent  # noqa: E402
-from agents.nets import load_net, masked_logits, save_checkpoint  # noqa: E402
+from agents.networks import load_net, save_checkpoint  # noqa: E402
+from agents.networks.model import masked_logits  # noqa: E402
 from research.duplicate_deals import deal_scores, mean_and_half_width  # noqa: E402
 from benchmarks.machine import describe  # noqa: E402
 from engine import GameState, random_deal, rules  # noqa: E402
@@ -164,7 +165,7 @@ class _PolicyWithAfterstate(Agent):
 
     def __init__(self, path: str, w: float) -> None:
         super().__init__()
-        from agents.guide import NetworkGuide
+        from agents.search.guide import NetworkGuide
 
         self.guide, self.w = NetworkGuide(path), w
         self.afterstate = AfterstateAgent(path, PLAY_WORLDS) if w else None

@@ -7,7 +7,7 @@ width does not help; data has diminishing returns at the loop's size: nothing ad
     python research/evaluator_data.py runs/selfplay_2p                 # about 7 minutes on 2 cores
     python research/evaluator_data.py runs/NAME --shares 0.25,1 --widths 32 --lambdas 0.7 --out DIR
 
-The evaluator (`agents.nets.Evaluator`) is where a network-guided search gets its strength
+The evaluator (`agents.networks.Evaluator`) is where a network-guided search gets its strength
 (`ismcts:net=PATH` scores its cut rollouts with it), and the self-play loop fits it to the
 final search reward of every position of every generation's games. This script reads a
 run's stored games (``runs/NAME/games/gen_*/``), holds out `--held` whole games, and fits
@@ -43,8 +43,8 @@ from torch.nn import functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from agents.nets import Evaluator, load_net, save_checkpoint  # noqa: E402
-from agents.search_kernels import simulation_rewards  # noqa: E402
+from agents.networks import Evaluator, load_net, save_checkpoint  # noqa: E402
+from agents.search.core import simulation_rewards  # noqa: E402
 from agents.settings import MARGIN  # noqa: E402
 from benchmarks.machine import describe  # noqa: E402
 from training.learner import rotated_to_movers, slot_seats  # noqa: E402

@@ -7,8 +7,8 @@ the part a search over sampled worlds can use about +36 (gap 0.079); both above 
     python research/f0_headroom.py --positions 200 --policy selfplay --kinds policy        # the searches' own noise
     python research/f0_headroom.py --analyse results/f0_selfplay_full-info_s0.json [--first N]   # figures only
 
-The fast evaluator (`agents.value_kernels`, the shipped `models/selfplay_2p.pt`'s) learns each
-position's *final search reward* for the mover (`agents.search_kernels.simulation_rewards` with
+The fast evaluator (`agents.networks.evaluator`, the shipped `models/selfplay_2p.pt`'s) learns each
+position's *final search reward* for the mover (`agents.search.core.simulation_rewards` with
 `MARGIN`: +1/0/-1 plus 0.5 tanh(lead / 100), slot 0 = the mover as `training.learner.
 rotated_to_movers` puts it): the target whose held-out MSE is 0.854 (research/evaluator_data.py).
 No evaluator can predict the part of that result that the future draws and the players' own
@@ -50,10 +50,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from agents import value_kernels as vk  # noqa: E402
+from agents.networks import evaluator as vk  # noqa: E402
 from agents.base import make  # noqa: E402
-from agents.nets import load_net  # noqa: E402
-from agents.search_kernels import simulation_rewards  # noqa: E402
+from agents.networks import load_net  # noqa: E402
+from agents.search.core import simulation_rewards  # noqa: E402
 from agents.settings import MARGIN  # noqa: E402
 from benchmarks.machine import describe  # noqa: E402
 from engine import layout  # noqa: E402

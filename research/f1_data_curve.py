@@ -19,7 +19,7 @@ network's search `iterations=1000,prior=3` in both seats, as the self-play loop'
 rebuilt by replaying the game's actions from its deal (each replay must reproduce the stored
 final state). For each position, the mover's
 
-* 72 full-state features (`agents.value_kernels.batch_mover_features`, what the loop stores),
+* 72 full-state features (`agents.networks.evaluator.batch_mover_features`, what the loop stores),
   with the loop's evaluator targets: every seat's final search reward
   (`simulation_rewards` with `MARGIN`) rotated so slot 0 is the mover
   (`training.learner.rotated_to_movers`), exactly as research/evaluator_data.py reads them;
@@ -30,7 +30,7 @@ A fixed 10% of the games (`--held`, a shuffle from `--seed`) is held out whole; 
 shares are the first games of the same shuffle's rest, so a smaller share is part of every
 larger one. Fits, each seeded:
 
-* ``mlp``: `agents.nets.Evaluator` (width 32) fitted by research/evaluator_data.py's `fit`
+* ``mlp``: `agents.networks.Evaluator` (width 32) fitted by research/evaluator_data.py's `fit`
   (minibatches of 512, Adam annealed 1e-3 -> 0 on a cosine, 40,000 steps whatever the share:
   the loop's rule of a fixed step count);
 * ``nnue``: research/nnue.py's `NNUE` (accumulator width `--widths`), the same batch, Adam and
@@ -71,9 +71,9 @@ from torch.nn import functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from agents import value_kernels as vk  # noqa: E402
-from agents.nets import Evaluator  # noqa: E402
-from agents.search_kernels import simulation_rewards  # noqa: E402
+from agents.networks import evaluator as vk  # noqa: E402
+from agents.networks import Evaluator  # noqa: E402
+from agents.search.core import simulation_rewards  # noqa: E402
 from agents.settings import MARGIN  # noqa: E402
 from engine import layout, rules  # noqa: E402
 from engine.symmetry import NUM_TURNS, TURNED  # noqa: E402
@@ -166,7 +166,7 @@ def turn_board_features(idx: torch.Tensor, turns: torch.Tensor, table: torch.Ten
 
 
 class NNUE72(nnue.NNUE):
-    """research/nnue.py's NNUE with today's 72 features (`agents.value_kernels`) as a dense side
+    """research/nnue.py's NNUE with today's 72 features (`agents.networks.evaluator`) as a dense side
     input into its second layer (the spec's option): h1 = clip(l1(clip(A)) + side(f), 0, 1).
     An adapter here: research/nnue.py (helper nnue's) has no side input."""
 
@@ -182,7 +182,7 @@ class NNUE72(nnue.NNUE):
 
 
 class EarlyStoppedMLP(nn.Module):
-    """The 72-feature MLP (`agents.nets.Evaluator`) with NNUE72's call signature, to fit it by
+    """The 72-feature MLP (`agents.networks.Evaluator`) with NNUE72's call signature, to fit it by
     `fit_nnue`'s early-stopped loop (model ``mlp_es``; the board features are ignored)."""
 
     def __init__(self, hidden: int = MLP_WIDTH) -> None:

@@ -44,9 +44,9 @@ from numba import njit
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import agents  # noqa: E402
-from agents import search_kernels as sk  # noqa: E402
+from agents.search import core as sk  # noqa: E402
 from agents.play import play_game  # noqa: E402
-from agents.search import ISMCTSAgent  # noqa: E402
+from agents.search.mcts import ISMCTSAgent  # noqa: E402
 from research.duplicate_deals import deal_scores, mean_and_half_width  # noqa: E402
 from benchmarks.machine import describe  # noqa: E402
 from engine import GameState, access, kernels, rules  # noqa: E402

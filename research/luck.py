@@ -30,7 +30,7 @@ the better W predicts the result, the more of the noise it removes. This is AIVA
   search per move per re-run (research/luck_gonogo.py --reruns).
 
 W is the shipped network's fast evaluator read with full knowledge of the state
-(`agents.value_kernels`: every seat's value), turned into pairwise scores by a logistic
+(`agents.networks.evaluator`: every seat's value), turned into pairwise scores by a logistic
 of the value difference (`EvaluatorValue`). Each move's draw is first averaged over
 (``Wbar``), so a decision's term and its draw's term do not double count:
 decision term ``Wbar(h, a) - sum p(a') Wbar(h, a')``, draw term ``W(h, a, v) - Wbar(h, a)``.
@@ -64,13 +64,13 @@ def _places(state: GameState) -> list[int]:
 
 
 class EvaluatorValue:
-    """W from a packed fast evaluator (`agents.value_kernels`, one value per seat, zero-sum)
+    """W from a packed fast evaluator (`agents.networks.evaluator`, one value per seat, zero-sum)
     read on the full state: W[s, t] = sigmoid(scale * (v_s - v_t)) (teams: the two teams'
     values). A finished game gets its exact outcome."""
 
     def __init__(self, num_players: int, team: bool = False, scale: float = 4.0, path=None):
-        from agents.nets import load_net
-        from agents.selfplay import shipped_network
+        from agents.networks import load_net
+        from agents.search.selfplay import shipped_network
 
         net = load_net(str(path or shipped_network(num_players, team)), "cpu")
         if net.evaluator is None:
@@ -79,9 +79,9 @@ class EvaluatorValue:
         self.team = bool(team)
         self.sides = num_sides(num_players, team)
         self.scale = float(scale)
-        from agents import value_kernels
+        from agents.networks import evaluator
 
-        self._evaluate = value_kernels.evaluate
+        self._evaluate = evaluator.evaluate
 
     def values(self, grid: np.ndarray, info: np.ndarray) -> np.ndarray:
         """Each side's raw evaluator value (team: seats 0 and 1 stand for the teams)."""

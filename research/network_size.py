@@ -37,8 +37,8 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import agents  # noqa: E402
-from agents.nets import load_net, resolve_device  # noqa: E402
-from agents.selfplay import shipped_network  # noqa: E402
+from agents.networks import load_net, resolve_device  # noqa: E402
+from agents.search.selfplay import shipped_network  # noqa: E402
 from benchmarks.machine import describe, machine_info  # noqa: E402
 from engine import GameState  # noqa: E402
 from engine.view import PlayerView  # noqa: E402

@@ -33,7 +33,7 @@ The network (`NNUE`, torch) is Stockfish's shape at a smaller size: the accumula
 A = b0 + the sum of W0's rows of the active features (an `EmbeddingBag` in mode "sum"),
 clipped to [0, 1], then dense layers H -> 32 -> 32 -> P with clipped ReLUs; output r is
 the value of relative seat r, in the units of the search reward
-(`agents.search_kernels.simulation_rewards` with `MARGIN`). Because A is a sum of rows, a
+(`agents.search.core.simulation_rewards` with `MARGIN`). Because A is a sum of rows, a
 move changes it by adding and subtracting a few rows (`add_row`, `sub_row`): the numba side
 keeps it incrementally (`update_accumulator`) and checks itself against a refresh.
 
@@ -57,7 +57,7 @@ from torch import nn
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from agents.policy_kernels import greedy_action  # noqa: E402
-from agents.search_kernels import simulation_rewards  # noqa: E402
+from agents.search.core import simulation_rewards  # noqa: E402
 from agents.settings import MARGIN  # noqa: E402
 from engine import access, kernels, rules  # noqa: E402
 from engine.layout import CELL_OF_PAD, GRID_CELLS, GRID_CHANNELS, INFO_LEN  # noqa: E402

@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from agents import make  # noqa: E402
 from agents.play import play_game  # noqa: E402
-from agents.search_kernels import simulation_rewards  # noqa: E402
+from agents.search.core import simulation_rewards  # noqa: E402
 from agents.settings import MARGIN  # noqa: E402
 from engine import access, kernels, random_deal  # noqa: E402
 

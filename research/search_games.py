@@ -108,7 +108,8 @@ def replay(deal: np.ndarray, actions: np.ndarray, snapshots: list | None = None)
 def play_chunk(net: str, search: str, seed: int, games: int) -> SearchGames:
     """`games` games of the search in both seats, as `training.teacher.play_chunk` plays a
     generation's chunk (the same order of draws from `default_rng(seed)`)."""
-    from agents.settings import GuidedSearch, SearchSettings, build_agent
+    from agents.search.mcts import GuidedSearch
+    from agents.settings import SearchSettings, build_agent
     from engine.view import PlayerView
 
     teacher = GuidedSearch(net, SearchSettings.parse(search))

@@ -24,8 +24,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.guide import NetworkGuide  # noqa: E402
-from agents.selfplay import shipped_network  # noqa: E402
+from agents.search.guide import NetworkGuide  # noqa: E402
+from agents.search.selfplay import shipped_network  # noqa: E402
 from engine import GameState, rules  # noqa: E402
 from engine.view import PlayerView  # noqa: E402
 

@@ -52,7 +52,7 @@ v.step(obs["action_mask"].argmax(axis=1))
 """,
     "agents": """
 import agents, engine
-from agents.features import exposure
+from agents.networks.features import exposure
 model = "tests/fixtures/net_2p.pt"
 for spec in ["greedy", "ismcts", "pimc", "cheat", f"ismcts:net={model}",
              "br:target=greedy"]:

@@ -7,11 +7,11 @@ import pytest
 import torch
 
 import agents
-from agents import value_kernels as vk
-from agents.afterstate import AfterstateAgent
-from agents.nets import NetConfig, PolicyValueNet, save_checkpoint
+from agents.networks import evaluator as vk
+from agents.search.afterstate import AfterstateAgent
+from agents.networks import NetConfig, PolicyValueNet, save_checkpoint
 from agents.play import play_game
-from agents.search_kernels import simulation_rewards
+from agents.search.core import simulation_rewards
 from agents.settings import MARGIN
 from engine import GameState, random_deal, rules
 from engine.determinize import SCRATCH_LEN, sample_world

@@ -366,7 +366,7 @@ def test_expected_exposure_is_the_next_seats_expected_best_reply():
     """The ``expected`` exposure of each move, against every hand the next seat may hold
     enumerated, in late positions (few unseen tiles) and with hands of 1 to 6 tiles; the
     ``outlook`` is that less FOLLOW_UP x the most the mover's remaining tiles score after it."""
-    from agents.features import FOLLOW_UP, exposure
+    from agents.networks.features import FOLLOW_UP, exposure
 
     rng = np.random.default_rng(2)
     checked = 0
@@ -411,7 +411,7 @@ def test_ismcts_beats_greedy():
 
 
 def test_exposure_features_are_the_minutes_each_move_leaves_open():
-    from agents.features import exposure
+    from agents.networks.features import exposure
 
     rng = np.random.default_rng(1)
     checked = 0

@@ -1,4 +1,4 @@
-"""The best-response search (`br`, agents.best_response) and `evaluate.py exploit`.
+"""The best-response search (`br`, agents.search.best_response) and `evaluate.py exploit`.
 
 The exactness test: endgames small enough to solve (empty bag, at most two tiles a hand),
 2 players, the target `greedy` (deterministic) moves first; the exact best response over
@@ -73,8 +73,8 @@ def test_a_search_target_is_modelled_by_its_network():
     """A search has no closed-form policy: its guiding network (or the shipped one of the
     player count) models it, its top move in the tree (deterministic: memoized) and its
     reach at SEARCH_MODEL_TEMPERATURE; an agent with no network model stays unmodelled."""
-    from agents import br_kernels as bk
-    from agents.best_response import SEARCH_MODEL_TEMPERATURE, target_model
+    from agents.search import br_kernels as bk
+    from agents.search.best_response import SEARCH_MODEL_TEMPERATURE, target_model
 
     for spec in ("selfplay:iterations=10", "ismcts:iterations=10", "ismcts:net=models/selfplay_2p.pt,iterations=10"):
         model = target_model(agents.make(spec), 0b10, 2, False)
@@ -153,7 +153,7 @@ def test_the_memo_of_a_deterministic_targets_moves_is_exact():
     across many worlds of one position, at the same node, the memo answers what greedy
     would play. The worlds' hands make greedy play differently, so a key that missed
     the hand would answer wrongly for some of them."""
-    from agents import br_kernels as bk
+    from agents.search import br_kernels as bk
     from engine import access
     from engine.determinize import deal_around_hands
 
@@ -351,7 +351,8 @@ def test_a_ladders_generations_are_rated_by_a_best_response(tmp_path, capsys):
     """`evaluate.py ladder RUN --exploit G`: the raw policy of the first and last
     generations against a best response, on the same deals, paired."""
     import evaluate
-    from agents.settings import GuidedSearch, SearchSettings
+    from agents.search.mcts import GuidedSearch
+    from agents.settings import SearchSettings
     from evaluation.exploit import raw_policy
     from evaluation.ladder import Ladder, load_ladder_games
 

@@ -14,7 +14,7 @@ import torch
 
 import agents
 import train
-from agents.nets import NetConfig, PolicyValueNet, load_net, read_checkpoint, resolve_device, save_checkpoint
+from agents.networks import NetConfig, PolicyValueNet, load_net, read_checkpoint, resolve_device, save_checkpoint
 from engine.files import atomic_write
 from training.config import config_from_dict, load_config, save_config
 

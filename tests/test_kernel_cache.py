@@ -77,7 +77,7 @@ def test_every_kernel_module_has_a_notice_naming_its_group():
         module = name.removesuffix(".py").replace("/", ".")
         line = kernel_cache.notice(module)
         assert line is not None and line.startswith(kernel_cache.NOTICE) and " s of CPU" in line, module
-    assert "search agents" in kernel_cache.notice("agents.search_kernels")
+    assert "search agents" in kernel_cache.notice("agents.search.core")
     assert kernel_cache.notice("numba.cpython.builtins") is None  # numba's own helpers: no line
 
 

@@ -6,10 +6,10 @@ import numpy as np
 from numba import njit
 
 import agents
-from agents import search_kernels as sk
+from agents.search import core as sk
 from agents.base import register
 from agents.play import play_game
-from agents.search import ISMCTSAgent, show_search_parameters
+from agents.search.mcts import ISMCTSAgent, show_search_parameters
 from engine.deal import random_deal
 from test_search_core import forced_win_view
 

@@ -1,17 +1,17 @@
-"""The numba placement logits (agents.net_kernels) against the torch network they pack."""
+"""The numba placement logits (agents.networks.placement) against the torch network they pack."""
 
 import numpy as np
 import pytest
 import torch
 
-from agents import features, net_kernels
-from agents.guide import NetworkGuide
-from agents.nets import NetConfig, PolicyValueNet, save_checkpoint
-from agents.selfplay import shipped_network
+from agents.networks import features
+from agents.search.guide import NetworkGuide
+from agents.networks import NetConfig, PolicyValueNet, save_checkpoint
+from agents.search.selfplay import shipped_network
 from engine import GameState, rules
 from engine.deal import random_deal
 from engine.view import PlayerView
-from env.observation import NUM_PLANES, NUM_VECTOR_FEATURES, OBS_SIZE, encode_arrays
+from env.observation import OBS_SIZE, encode_arrays
 
 
 def positions(num_players, count, seed):
@@ -74,9 +74,6 @@ def test_numba_logits_match_torch(config, tmp_path):
     net = randomized(config, seed=config.channels)
     packed = net.packed_placement()
     assert packed.dtype == np.float32
-    assert len(packed) == net_kernels.packed_size(
-        NUM_PLANES, config.channels, config.blocks, NUM_VECTOR_FEATURES, config.vector_hidden, bool(config.points_skip),
-        bool(config.exposure_skip))
     path = tmp_path / "net.pt"
     save_checkpoint(path, net)
     guide = NetworkGuide(str(path))

@@ -407,7 +407,8 @@ def test_selfplay_executor_settings_are_checked(tmp_path):
     with pytest.raises(ValueError, match="executor must be 'process' or 'ray'"):
         teacher.teacher_games("ismcts:iterations=4", 1, 0, executor="dask", store=tmp_path / "none")
     assert not (tmp_path / "none").exists()
-    from agents.settings import GuidedSearch, SearchSettings
+    from agents.search.mcts import GuidedSearch
+    from agents.settings import SearchSettings
 
     settings = SearchSettings(iterations=8, prior=3.0)
     assert with_local_network(GuidedSearch("/a/g.pt", settings), {"/a/g.pt": "/tmp/x.pt"}) \

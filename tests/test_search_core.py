@@ -75,7 +75,7 @@ def test_a_new_search_parameter_is_one_field():
     and the table."""
     import dataclasses
 
-    from agents.base import number
+    from agents.parameters import number
     from agents.settings import SearchSettings, setting
 
     @dataclasses.dataclass(frozen=True)
@@ -114,7 +114,7 @@ def test_the_settings_record_refuses_bad_settings(text, message):
 def test_ismcts_takes_at_most_twelve_parameters():
     import inspect
 
-    from agents.search import ISMCTSAgent
+    from agents.search.mcts import ISMCTSAgent
 
     assert len(inspect.signature(ISMCTSAgent).parameters) <= 12
 

@@ -12,7 +12,7 @@ import yaml
 import agents
 import train
 from agents.play import play_game
-from agents.settings import GuidedSearch
+from agents.search.mcts import GuidedSearch
 from engine import random_deal
 from training import teacher
 from training.config import load_config
@@ -209,13 +209,13 @@ def test_shipped_selfplay_agents_play_their_player_count():
 
 
 def test_a_missing_shipped_network_names_the_config_that_trains_it(tmp_path, monkeypatch):
-    import agents.selfplay
+    import agents.search.selfplay
 
-    monkeypatch.setattr(agents.selfplay, "MODELS", tmp_path)
+    monkeypatch.setattr(agents.search.selfplay, "MODELS", tmp_path)
     with pytest.raises(ValueError, match="team variant .*configs/selfplay_team.yaml"):
-        agents.selfplay.shipped_network(4, team=True)
+        agents.search.selfplay.shipped_network(4, team=True)
     with pytest.raises(ValueError, match="for 2 players .*configs/selfplay_2p.yaml"):
-        agents.selfplay.shipped_network(2)
+        agents.search.selfplay.shipped_network(2)
 
 
 def test_shipped_search_builds_its_settings_once():
@@ -311,7 +311,8 @@ def test_bad_league_settings_are_refused(changes, message):
 def test_ray_chunks_read_every_network_from_the_nodes_copy():
     """The teacher and each league opponent name a network on the driver (typed searches,
     no spec strings); a Ray actor plays the chunk with its node's copies."""
-    from agents.settings import GuidedSearch, SearchSettings
+    from agents.search.mcts import GuidedSearch
+    from agents.settings import SearchSettings
     from training.ray_selfplay import ChunkPlayer, chunk_searches
 
     nine, three = SearchSettings(iterations=9), SearchSettings(iterations=3)

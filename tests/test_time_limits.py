@@ -100,7 +100,7 @@ def test_bad_parameters_are_named_before_the_agent_is_built(spec, message):
 
 
 def test_check_spec_checks_checkpoint_files_without_building_the_agent(tmp_path, monkeypatch):
-    from agents.search import ISMCTSAgent
+    from agents.search.mcts import ISMCTSAgent
 
     @functools.wraps(ISMCTSAgent.__init__)  # keeps the signature check_spec binds to
     def never(*args, **kwargs):

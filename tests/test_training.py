@@ -16,7 +16,7 @@ import yaml
 
 import agents
 import train
-from agents.nets import NetConfig, PolicyValueNet, load_net, read_checkpoint, save_checkpoint
+from agents.networks import NetConfig, PolicyValueNet, load_net, read_checkpoint, save_checkpoint
 from agents.play import play_game
 from engine import kernel_cache, random_deal, rules
 from env.observation import OBS_SIZE
@@ -250,7 +250,7 @@ def test_shipped_training_configs_are_valid(path):
 def test_shipped_networks_load_and_play_legal_moves(path):
     """A team network (its actions include the team variant's shows) plays a team game, the
     others a 2-player game."""
-    from agents.nets import read_checkpoint
+    from agents.networks import read_checkpoint
     from engine import rules
 
     file = REPO / "models" / path
@@ -565,7 +565,7 @@ def test_a_run_name_must_be_one_plain_directory_name(tmp_path, name):
 def test_training_evaluation_reports_progress_on_one_torch_thread():
     """train.py's evaluation shows each finished game (it is a wait of minutes with a
     large net) and plays on one torch thread, leaving the caller's setting as it was."""
-    from agents.neural import NetPolicy
+    from agents.networks.policy import NetPolicy
     from training.evaluation import evaluate_policy
 
     policy = NetPolicy(PolicyValueNet(NetConfig(channels=8, blocks=1)).eval())

@@ -10,11 +10,11 @@ import torch
 
 import agents
 import train
-from agents import search_kernels as sk
-from agents import value_kernels as vk
-from agents.nets import Evaluator, NetConfig, PolicyValueNet, load_net, read_checkpoint, save_checkpoint
+from agents.search import core as sk
+from agents.networks import evaluator as vk
+from agents.networks import Evaluator, NetConfig, PolicyValueNet, load_net, read_checkpoint, save_checkpoint
 from agents.play import play_game
-from agents.search_kernels import simulation_rewards
+from agents.search.core import simulation_rewards
 from agents.settings import MARGIN
 from engine import GameState, random_deal, rules
 from engine.layout import CURRENT, SHOWN_THIS_TURN
@@ -94,7 +94,7 @@ def test_numba_evaluator_equals_torch_and_is_zero_sum(mode):
 
 def test_an_empty_evaluator_is_refused():
     with pytest.raises(ValueError, match="no evaluator"):
-        vk.evaluate(*GameState.new(2, seed=0).arrays, vk.NO_EVALUATOR)
+        vk.evaluate(*GameState.new(2, seed=0).arrays, np.zeros(0))
 
 
 def test_search_with_an_evaluator_finds_the_winning_last_move():

@@ -22,8 +22,8 @@ import yaml
 from pydantic import BaseModel, Field, PlainSerializer, PlainValidator, model_validator
 
 import agents
-from agents.features import EXPOSURES
-from agents.nets import NetConfig
+from agents.networks.features import EXPOSURES
+from agents.networks import NetConfig
 from engine.files import atomic_write
 from agents.settings import SearchSettings
 from evaluation.config import Executor, StrictConfig, parse
@@ -318,6 +318,6 @@ def config_to_dict(cfg: TrainConfig) -> dict:
 
 
 def save_config(path: str | Path, cfg: TrainConfig) -> None:
-    """Write the resolved config, all or nothing (`agents.nets.atomic_write`)."""
+    """Write the resolved config, all or nothing (`agents.networks.atomic_write`)."""
     text = yaml.safe_dump(config_to_dict(cfg), sort_keys=False)
     atomic_write(path, lambda f: f.write(text.encode()))

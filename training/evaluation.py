@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from agents.base import typed_agent
-from agents.neural import NetAgent, NetPolicy
+from agents.networks import NetAgent, NetPolicy
 from agents.play import play_game
 from engine import random_deal
 

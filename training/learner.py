@@ -7,8 +7,8 @@ draws minibatches. Each position gives the network three targets:
 * policy: the search's root visit distribution ** target_power, normalised;
 * value: every seat's final reward, rotated so slot 0 is the mover, blended with the
   score margin by `margin_weight`;
-* fast evaluator (``net.evaluator_hidden`` > 0, `agents.nets.Evaluator`): every seat's
-  final search reward (`agents.search_kernels.simulation_rewards`) from the mover's
+* fast evaluator (``net.evaluator_hidden`` > 0, `agents.networks.Evaluator`): every seat's
+  final search reward (`agents.search.core.simulation_rewards`) from the mover's
   full-state features; `ismcts:net=PATH` scores its cut rollouts with it.
 
 With ``symmetries`` on, each minibatch row is shown turned by a random quarter turn of the
@@ -27,10 +27,9 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from agents import features, value_kernels
-from agents.neural import NetPolicy
-from agents.nets import PolicyValueNet
-from agents.search_kernels import simulation_rewards
+from agents.networks import NetPolicy, PolicyValueNet, features
+from agents.networks.evaluator import NUM_FEATURES as NUM_STATE_FEATURES
+from agents.search.core import simulation_rewards
 from agents.settings import MARGIN
 from engine import access, rules, symmetry
 from env.observation import OBS_SIZE, turn_observations
@@ -57,9 +56,9 @@ class ReplayBuffer:
     """Training examples (observations and policy targets stored as float16).
 
     Per position: the mover's observation, legal mask, policy target, value target
-    (rotated, slot 0 = mover), exposure features (`agents.features`), and for the fast
-    evaluator the mover's full-state features (`agents.value_kernels`) with every slot's
-    final search reward (`agents.search_kernels.simulation_rewards` of the final position)."""
+    (rotated, slot 0 = mover), exposure features (`agents.networks.features`), and for the fast
+    evaluator the mover's full-state features (`agents.networks.evaluator`) with every slot's
+    final search reward (`agents.search.core.simulation_rewards` of the final position)."""
 
     FIELDS = ("obs", "mask", "policy", "value", "exposure", "state_features", "search_value")
 
@@ -69,7 +68,7 @@ class ReplayBuffer:
         self.policy = np.zeros((capacity, num_actions), dtype=np.float16)
         self.value = np.zeros((capacity, 4), dtype=np.float32)
         self.exposure = np.zeros((capacity, features.NUM_FEATURES), dtype=np.float16)
-        self.state_features = np.zeros((capacity, value_kernels.NUM_FEATURES), dtype=np.float16)
+        self.state_features = np.zeros((capacity, NUM_STATE_FEATURES), dtype=np.float16)
         self.search_value = np.zeros((capacity, 4), dtype=np.float32)
         self.size = 0
 
@@ -161,7 +160,7 @@ class Learner:
 
     def search_value_targets(self, final_info: np.ndarray, game: np.ndarray, mover: np.ndarray) -> np.ndarray:
         """The fast evaluator's targets: every seat's search reward of the final position
-        (`agents.search_kernels.simulation_rewards` with ISMCTS's default margin), rotated so slot 0
+        (`agents.search.core.simulation_rewards` with ISMCTS's default margin), rotated so slot 0
         is the mover."""
         finals = np.zeros((len(final_info), 4))
         for g in range(len(final_info)):

@@ -18,8 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.neural import NetPolicy
-from agents.nets import PolicyValueNet
+from agents.networks import NetPolicy, PolicyValueNet
 from engine import rules
 from engine.batch import check_states
 from env.vector import TwentyFourSevenVectorEnv

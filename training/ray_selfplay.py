@@ -7,7 +7,7 @@ passed in, so that this module does not import its caller): each chunk is one jo
 which stores it exactly as a local run does. An actor lost mid-chunk has its chunk played
 again by another (nothing of it was kept).
 
-The network of a generation's search (an `agents.settings.GuidedSearch`: a network path
+The network of a generation's search (an `agents.search.mcts.GuidedSearch`: a network path
 and the search settings) is a file on the driver. Its bytes are published once per call
 with ``ray.put``; each node writes one local copy, and the actors there build their
 agents from it (the same record with the path of that copy). The object store carries
@@ -22,7 +22,7 @@ import dataclasses
 import functools
 from typing import Any, Callable, Iterator
 
-from agents.settings import GuidedSearch
+from agents.search.mcts import GuidedSearch
 
 
 def chunk_searches(arguments: tuple) -> list[GuidedSearch]:

@@ -3,11 +3,11 @@
 Generation 0 (the warm start) imitates a plain search: `warm_start_games` games of
 `warm_start_teacher` (numba ISMCTS, no network) playing every seat. The network learns
 its root visit distributions (policy), the games' results (value) and, in its fast
-evaluator, the final search reward of every position (`agents.value_kernels`).
+evaluator, the final search reward of every position (`agents.networks.evaluator`).
 
 Generation g >= 1 plays `games_per_generation` games of *generation g-1's own search*:
 network ``generations/gen_<g-1>.pt`` with the `search` settings (an
-`agents.settings.GuidedSearch`, what ``ismcts:net=PATH,<search>`` builds), i.e. ISMCTS whose root is ordered by
+`agents.search.mcts.GuidedSearch`, what ``ismcts:net=PATH,<search>`` builds), i.e. ISMCTS whose root is ordered by
 network g-1's policy and whose cut rollouts are scored by evaluator g-1 (Anthony, Tian &
 Barber 2017: the apprentice guides the expert, the expert teaches the apprentice). The
 network then continues training on those games (policy and value: the last `window`
@@ -42,8 +42,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents.nets import save_checkpoint
-from agents.settings import GuidedSearch, SearchSettings
+from agents.networks import save_checkpoint
+from agents.search.mcts import GuidedSearch
+from agents.settings import SearchSettings
 
 from .config import TrainConfig, config_to_dict
 from .learner import Learner

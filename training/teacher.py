@@ -41,8 +41,8 @@ class TeacherGames:
     obs: np.ndarray  # float16 (N, OBS_SIZE), the mover's observation
     mask: np.ndarray  # bool (N, NUM_ACTIONS)
     policy: np.ndarray  # float32 (N, NUM_ACTIONS): the policy target, the root visit distribution
-    exposure: np.ndarray  # float16 (N, 490): `agents.features.exposure` of the position
-    state_features: np.ndarray  # float32 (N, 72): `agents.value_kernels.mover_features` (full state)
+    exposure: np.ndarray  # float16 (N, 490): `agents.networks.features.exposure` of the position
+    state_features: np.ndarray  # float32 (N, 72): `agents.networks.evaluator.mover_features` (full state)
     game: np.ndarray  # int64 (N,): index of the game in `final_info`
     mover: np.ndarray  # int64 (N,)
     final_info: np.ndarray  # int64 (games, INFO_LEN): the final state of every game
@@ -79,11 +79,11 @@ def play_chunk(teacher, seed: int, games: int, num_players: int, team: bool, exp
                league: tuple = (), league_fraction: float = 0.0) -> TeacherGames:
     """Play `games` games with `teacher` in every seat: a typed search agent with
     `act_with_visits`, an `agents.AgentRecipe` (the config's warm-start teacher, e.g.
-    ``ismcts:iterations=1000``, parsed at its edge) or a `agents.settings.GuidedSearch` (a
+    ``ismcts:iterations=1000``, parsed at its edge) or a `agents.search.mcts.GuidedSearch` (a
     generation's network and search settings); seeded, so reproducible. `exposure`: the
-    kind of `agents.features.exposure` stored with each position. `league`,
+    kind of `agents.networks.features.exposure` stored with each position. `league`,
     `league_fraction`: `LeagueSeats`."""
-    from agents import features, value_kernels
+    from agents.networks import evaluator, features
     from env.observation import encode
 
     if not 0.0 <= league_fraction <= 1.0:
@@ -112,13 +112,13 @@ def play_chunk(teacher, seed: int, games: int, num_players: int, team: bool, exp
             target = np.zeros(rules.NUM_ACTIONS) if seat in guests else visits / visits.sum()
             policy.append(target.astype(np.float32))
             exposures.append(features.exposure(*state.arrays, kind=exposure).astype(np.float16))
-            state_features.append(value_kernels.mover_features(*state.arrays))
+            state_features.append(evaluator.mover_features(*state.arrays))
             game_of.append(g)
             mover_of.append(seat)
             state.step(action)
         finals.append(state.arrays[1].copy())
     return TeacherGames(np.array(obs), np.array(mask), np.array(policy), np.array(exposures),
-                        np.array(state_features, dtype=np.float32).reshape(-1, value_kernels.NUM_FEATURES),
+                        np.array(state_features, dtype=np.float32).reshape(-1, evaluator.NUM_FEATURES),
                         np.array(game_of, dtype=np.int64), np.array(mover_of, dtype=np.int64),
                         np.array(finals, dtype=np.int64).reshape(-1, layout.INFO_LEN))
 

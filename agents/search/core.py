@@ -1,22 +1,15 @@
 """The one search core: Monte Carlo tree search in numba over a preallocated array tree
-(mctx-style, laid out in `agents.search_parts`), its parts passed in as numba functions,
-the way mctx passes ``recurrent_fn`` and the selection rule. `run` is the algorithm;
-every simulation:
+(mctx-style, laid out in `agents.search.tree`), its parts passed in as numba functions.
+`run` is the algorithm (docs/architecture.md has the overview); every simulation:
 
-1. *World and descent.* ``world`` deals the simulation's world into ``work.grid/info``
-   (`deal_world`: with ``observer >= 0``, ISMCTS, the other hands, the bag order and the
-   removed tiles dealt afresh from the observer's unseen tiles, so chance is part of the
-   world; with ``observer = -1`` the root as it is: PIMC, cheat). `descend` walks from
-   the root while the game is not over and the node is not a young leaf (visited fewer
-   than ``expand_after`` times; the root never is): where ``model`` gives a seat's move
-   (a best response's target, `agents.br_kernels`) it follows that move
-   (`child_with_action`); elsewhere the children legal in this world get AVAIL += 1 and
-   either one more child is expanded (the walk stops there: at the root the first
-   untried action of the tree's root order, the greedy ranking or a network's policy,
-   when one is set, else the one ``expand`` picks) or the child ``select`` scores best is
-   followed. A node grows while it has fewer children than legal actions, with
-   progressive widening at most ``1 + widen * sqrt(VISITS)``. Placements name their cell
-   and value, so a child's legality only depends on the mover's hand in this world.
+1. *World and descent.* ``world`` deals the simulation's world into ``work.grid/info``.
+   `descend` walks from the root while the game is not over and the node is not a young
+   leaf (visited fewer than ``expand_after`` times; never the root): a seat's move that
+   ``model`` gives is followed (`child_with_action`); elsewhere the children legal in
+   this world get AVAIL += 1 and either one more child is expanded (the walk stops
+   there; at the root the first untried action of the tree's root order, when one is
+   set, else the one ``expand`` picks) or the child ``select`` scores best is followed.
+   Progressive widening: a node has at most ``1 + widen * sqrt(VISITS)`` children.
 2. *Leaf evaluation.* ``leaf`` writes every seat's value of the world reached into
    ``work.reward``.
 3. *Backup* (`backup`): every node on the path gets VISITS += 1 and every seat's value.
@@ -35,24 +28,9 @@ model      data, node, work, rng -> (rng, the seat's action, or -1)     `no_mode
 =========  ===========================================================  ==================
 
 ``params`` is the settings' record (`agents.settings.SearchSettings.kernel_parameters`,
-read by name: ``params.c``), ``data`` whatever the agent's parts need (the evaluator's
-weights; a best response's model and particles). Each combination of parts is a kernel
-of a few lines that calls `run` (`SEARCHES`; docs/architecture.md, "A leaf evaluator"):
-numba compiles only the parts it uses, inlined, and caches it like any kernel.
-
-`ucb` is the availability-count UCB of single-observer ISMCTS (Cowling, Powley &
-Whitehouse 2012), ``Q + c * sqrt(ln AVAIL / VISITS)`` (AVAIL, how often the child was
-legal when its parent was visited, so that an action legal in few worlds is not
-over-explored), at the root plus the progressive bias (Chaslot et al. 2008) ``prior *
-prior[a] / (1 + VISITS)``. `expand_greedy` picks the rollout policy's preference (most
-minutes now, then a safe move, ties at random), `expand_random` any untried action.
-`rollout_leaf` plays the epsilon-greedy rollout (`policy_kernels.rollout`) to the end
-(``depth`` 0) or for ``depth`` placements and scores the position as if the game had
-ended there; `evaluator_leaf` scores an unfinished one by the learned evaluator
-(`agents.value_kernels`). Scores (`simulation_rewards`): the rewards of docs/rules.md
-plus ``margin * tanh(lead / 100)``, ``lead`` the seat's minutes minus the mean of the
-others' (teams: own team minus the other): a graded signal that separates moves far
-better than win/loss alone when a simulation budget is small.
+read by name: ``params.c``), ``data`` whatever the agent's parts need. Each combination
+of parts is a kernel of a few lines that calls `run` (`SEARCHES`): numba compiles only
+the parts it uses, inlined, and caches it like any kernel.
 """
 
 from __future__ import annotations
@@ -68,9 +46,10 @@ from engine.kernels import (
 )
 from engine.layout import CELL_OF_PAD
 
-from .policy_kernels import rollout, safe_values
-from .search_parts import COUNT, ORDER_LEN, SCRATCH_CHILD_MASK, SCRATCH_COUNTS, SCRATCH_TILES
-from .value_kernels import evaluate_position
+from agents.networks.evaluator import evaluate_position
+from agents.policy_kernels import rollout, safe_values
+
+from .tree import COUNT, ORDER_LEN, SCRATCH_CHILD_MASK, SCRATCH_COUNTS, SCRATCH_TILES
 
 ACTION, PARENT, FIRST_CHILD, NEXT_SIBLING, VISITS, AVAIL = range(6)
 ROOT = 0
@@ -147,7 +126,10 @@ def backup(tree, node, reward, num_players):
 
 @kernel
 def simulation_rewards(info, out, margin):
-    """Every seat's reward at the end of a simulation, ended or cut (see the module doc)."""
+    """Every seat's reward at the end of a simulation, ended or cut: the rewards of
+    docs/rules.md plus ``margin * tanh(lead / 100)``, ``lead`` the seat's minutes minus the
+    mean of the others' (teams: own team minus the other), a graded signal that separates
+    moves far better than win/loss alone on a small budget."""
     rewards(info, out)
     if margin == 0.0:
         return
@@ -188,8 +170,9 @@ def no_model(data, node, work, rng):
 
 @njit(inline="always", cache=True)
 def ucb(tree, work, params, node, child, seat):
-    """The availability-count UCB of `child` for `seat`, with the root's progressive bias
-    (see the module doc)."""
+    """The availability-count UCB of `child` for `seat`: ``Q + c * sqrt(ln AVAIL / VISITS)``
+    (AVAIL: how often it was legal when its parent was visited), at the root plus the
+    progressive bias (Chaslot et al. 2008) ``prior * prior[a] / (1 + VISITS)``."""
     visits = tree.nodes[child, VISITS]
     avail = tree.nodes[child, AVAIL]
     logs = work.logs
@@ -272,7 +255,7 @@ def rollout_leaf(work, params, data, rng):
 @njit(inline="always", cache=True)
 def evaluator_leaf(work, params, data, rng):
     """`rollout_leaf`, an unfinished position scored by the learned evaluator `data`
-    (`search_parts.Evaluator`)."""
+    (`tree.Evaluator`)."""
     rng, _ = rollout(work.grid, work.info, rng, params.epsilon, True, params.depth)
     if not access.is_over(work.info):
         evaluate_position(work.grid, work.info, data.net, data.features, data.hidden, data.best, work.reward)

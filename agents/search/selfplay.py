@@ -6,7 +6,7 @@
   variant ``models/selfplay_team.pt`` (``configs/selfplay_team.yaml``);
 * ``selfplay-policy[:temperature=T, device=D]``: that network's raw policy, no search;
 * ``selfplay-afterstate[:worlds=K]``: that network's fast evaluator one ply ahead
-  (``afterstate:net=models/selfplay_<n>p.pt``, `agents.afterstate`).
+  (``afterstate:net=models/selfplay_<n>p.pt``, `agents.search.afterstate`).
 
 The network is chosen when a game starts (`reset` tells the player count and the variant),
 so one spec plays 2- and 4-player games and team games. A game without a shipped network is
@@ -17,14 +17,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .afterstate import AfterstateAgent
-from .base import Agent, number, positive_int, register
-from .neural import CheckpointAgent
-from .nets import resolve_device
-from .search import ISMCTSAgent
-from .settings import SearchSettings
+from agents.base import Agent, register
+from agents.networks.checkpoints import device_parameter, resolve_device
+from agents.networks.policy import CheckpointAgent
+from agents.parameters import number, positive_int
+from agents.settings import SearchSettings
 
-MODELS = Path(__file__).resolve().parent.parent / "models"
+from .afterstate import AfterstateAgent
+from .mcts import ISMCTSAgent
+
+MODELS = Path(__file__).resolve().parents[2] / "models"
 
 
 def shipped_network(num_players: int, team: bool = False) -> Path:
@@ -42,8 +44,6 @@ def shipped_network(num_players: int, team: bool = False) -> Path:
 
 class _PerPlayerCount(Agent):
     """Builds the agent for the game's player count at `reset`, keeps one per count."""
-
-    checkpoint_parameters = ()
 
     def __init__(self) -> None:
         super().__init__()
@@ -108,6 +108,7 @@ class SelfPlayPolicyAgent(_PerPlayerCount):
     """The shipped network's raw policy (see the module doc)."""
 
     needs_observation = True
+    parameter_rules = {"device": device_parameter}
 
     def __init__(self, temperature: float = 0.0, device: str = "cpu") -> None:
         super().__init__()

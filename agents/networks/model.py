@@ -13,20 +13,17 @@ rollouts, thousands of times a move, where the CNN could be called once.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import numpy as np
 import torch
-from torch import nn
 from pydantic import BaseModel, ConfigDict, Field
+from torch import nn
 from torch.nn import functional as F
 
-from . import value_kernels
-from .features import EXPOSURES
-
 from engine import rules
-from engine.files import atomic_write
 from env.observation import NUM_PLANES, NUM_VECTOR_FEATURES, OBS_SIZE, P_POINTS, PLANES_SIZE
+
+from .evaluator import NUM_FEATURES, pack_mlp
+from .features import EXPOSURES
 
 MASKED_LOGIT = -1e9
 
@@ -46,17 +43,17 @@ class NetConfig(BaseModel):
     # placement logits: a skip connection that lets the network start from the greedy
     # agent's preference and learn the corrections (gain is learned, one per value).
     points_skip: float = 0.0  # initial gain; 0 = no skip connection
-    # Also subtract gain * the move's exposure (`agents.features.exposure`: the minutes
+    # Also subtract gain * the move's exposure (`agents.networks.features.exposure`: the minutes
     # it leaves open to tiles the mover has not seen, / 100) from its logit. A network
     # with this on must be given those features beside the observation.
     exposure_skip: float = 0.0  # initial gain; 0 = not used
-    # Which exposure the skip reads (`agents.features.EXPOSURES`): "worst" (the most any
+    # Which exposure the skip reads (`agents.networks.features.EXPOSURES`): "worst" (the most any
     # unseen value could score after the move), "expected" (the next seat's expected
     # best reply) or "outlook" (that, less half the mover's own best follow-up).
     # Checkpoints written before this option read "worst".
     exposure: str = "worst"
     # Width of the fast evaluator's two hidden layers (`Evaluator`, scored in numba by
-    # `agents.value_kernels` at the cut rollouts of network-guided ISMCTS); 0 = none.
+    # `agents.networks.evaluator` at the cut rollouts of network-guided ISMCTS); 0 = none.
     evaluator_hidden: int = Field(0, ge=0)
 
 
@@ -75,14 +72,14 @@ class ResidualBlock(nn.Module):
 
 
 class Evaluator(nn.Module):
-    """The fast evaluator: an MLP from the mover's `agents.value_kernels` features to one
+    """The fast evaluator: an MLP from the mover's `agents.networks.evaluator` features to one
     output per seat slot, centred into zero-sum values the way
-    `agents.value_kernels.evaluate_position` centres them (that kernel runs it in search;
+    `agents.networks.evaluator.evaluate_position` centres them (that kernel runs it in search;
     this module trains it and hands it the weights through `packed`)."""
 
     def __init__(self, hidden: int):
         super().__init__()
-        self.layers = nn.Sequential(nn.Linear(value_kernels.NUM_FEATURES, hidden), nn.ReLU(),
+        self.layers = nn.Sequential(nn.Linear(NUM_FEATURES, hidden), nn.ReLU(),
                                     nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, 4))
 
     def forward(self, features: torch.Tensor, num_players: int, team: bool) -> torch.Tensor:
@@ -96,13 +93,13 @@ class Evaluator(nn.Module):
         return F.pad(centred, (0, 4 - n))
 
     def packed(self) -> "np.ndarray":
-        """The weights as the flat float64 array `agents.value_kernels` reads."""
+        """The weights as the flat float64 array `agents.networks.evaluator` reads."""
         first, second, third = (m for m in self.layers if isinstance(m, nn.Linear))
 
         def t(x):
             return x.detach().cpu().double().numpy()
 
-        return value_kernels.pack_mlp(t(first.weight).T, t(first.bias), t(second.weight).T, t(second.bias),
+        return pack_mlp(t(first.weight).T, t(first.bias), t(second.weight).T, t(second.bias),
                                       t(third.weight).T, t(third.bias))
 
 
@@ -144,12 +141,12 @@ class PolicyValueNet(nn.Module):
 
     @property
     def exposure_kind(self) -> str:
-        """The `agents.features.exposure` kind this network reads."""
+        """The `agents.networks.features.exposure` kind this network reads."""
         return self.config.exposure
 
     @torch.no_grad()
     def packed_placement(self) -> np.ndarray:
-        """The placement logits' weights as the flat float32 array `agents.net_kernels`
+        """The placement logits' weights as the flat float32 array `agents.networks.placement`
         reads, each batch norm folded into its convolution (eval-mode statistics)."""
         c = self.config
 
@@ -185,7 +182,7 @@ class PolicyValueNet(nn.Module):
         place = place.permute(0, 2, 3, 1).reshape(-1, rules.NUM_PLACEMENT_ACTIONS)
         if self.config.exposure_skip:
             if exposure is None:
-                raise ValueError("this network reads the move exposure features (agents.features.exposure); "
+                raise ValueError("this network reads the move exposure features (agents.networks.features.exposure); "
                                  "pass them as `exposure`")
             gain = self.exposure_gain.repeat(rules.NUM_CELLS)  # action c * 10 + v - 1 -> gain[v - 1]
             place = place - gain[None, :] * exposure
@@ -200,158 +197,4 @@ def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return logits.masked_fill(~mask.bool(), MASKED_LOGIT)
 
 
-def resolve_device(name: str | torch.device = "auto") -> torch.device:
-    """'auto' = CUDA when present, else CPU; 'cpu', 'cuda' or 'cuda:N'. ValueError for a
-    name torch does not know, or a CUDA device on a machine without one."""
-    if isinstance(name, torch.device):
-        device = name
-    elif name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    else:
-        try:
-            device = torch.device(name)
-        except (RuntimeError, TypeError) as exc:
-            raise ValueError(f"unknown device {name!r}: use auto, cpu, cuda or cuda:N") from exc
-    if device.type == "cuda":
-        if not torch.cuda.is_available():
-            raise ValueError(f"device {name!r}: CUDA is not available on this machine (use device=cpu or auto)")
-        if device.index is not None and device.index >= torch.cuda.device_count():
-            raise ValueError(f"device {name!r}: this machine has {torch.cuda.device_count()} CUDA device(s)")
-    return device
-
-
-def net_config_dict(net: PolicyValueNet) -> dict:
-    return net.config.model_dump()
-
-
 assert OBS_SIZE == PLANES_SIZE + NUM_VECTOR_FEATURES
-
-
-# --- checkpoints ------------------------------------------------------------------------
-# A checkpoint is read with torch's restricted unpickler (`weights_only=True`), which
-# rebuilds tensors and plain data (dicts, lists, tuples, str, numbers, bool, None) and
-# refuses anything else before calling it: loading a file can never run code from it.
-# Numpy arrays in the training state are stored as tensors under NUMPY_TAG and turned
-# back into arrays when read.
-CHECKPOINT_FORMAT = "twentyfourseven-checkpoint-v1"
-NUMPY_TAG = "__numpy_array__"
-
-
-def save_checkpoint(path, net: PolicyValueNet, **extra) -> None:
-    """Write a checkpoint: the network (weights + shape) and any extra training state
-    (tensors, numpy arrays of numbers and plain data only: TypeError for anything else).
-    Written to a temporary file first, so a crash never leaves a half-written file."""
-    payload = {"format": CHECKPOINT_FORMAT, "net_config": net_config_dict(net),
-               "model": net.state_dict(), **_storable(extra, "checkpoint")}
-    atomic_write(path, lambda f: torch.save(payload, f))
-
-
-def read_checkpoint(path, device: str | torch.device = "cpu") -> dict:
-    """Load a checkpoint file without running anything stored in it. ValueError with a
-    clear message if it is missing, corrupt, or holds anything but tensors and plain data."""
-    import os
-
-    device = resolve_device(device)
-    if not os.path.isfile(path):
-        raise ValueError(f"checkpoint not found: {path}")
-    payload = _load_restricted(path, device)
-    if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
-        raise ValueError(f"{path} is not a {CHECKPOINT_FORMAT} file")
-    return _restored(payload)
-
-
-def load_net(path, device: str | torch.device = "cpu") -> PolicyValueNet:
-    """The network stored in a checkpoint, in eval mode."""
-    device = resolve_device(device)
-    payload = read_checkpoint(path, device)
-    try:
-        net = PolicyValueNet(NetConfig(**payload["net_config"]))
-        net.load_state_dict(payload["model"])
-    except Exception as exc:
-        raise ValueError(f"checkpoint {path} does not match the network: {exc}") from exc
-    return net.to(device).eval()
-
-
-def _storable(value, where: str):
-    """`value` with numpy arrays as tagged tensors and numpy scalars as Python numbers;
-    TypeError naming the place of anything the restricted unpickler would refuse."""
-    if isinstance(value, np.ndarray):
-        if value.dtype.kind not in "biuf":
-            raise TypeError(f"{where}: cannot store a numpy array of dtype {value.dtype} in a checkpoint")
-        return {NUMPY_TAG: torch.from_numpy(np.ascontiguousarray(value).copy())}
-    if isinstance(value, np.generic):
-        return value.item()
-    if type(value) in (dict, OrderedDict):
-        return type(value)((k, _storable(v, f"{where}[{k!r}]")) for k, v in value.items())
-    if type(value) in (list, tuple):
-        return type(value)(_storable(v, f"{where}[{i}]") for i, v in enumerate(value))
-    if value is None or isinstance(value, (bool, int, float, str, torch.Tensor)):
-        return value
-    raise TypeError(f"{where}: cannot store a {type(value).__name__} in a checkpoint "
-                    "(tensors, numpy arrays and plain data only)")
-
-
-def _restored(value):
-    """Undo `_storable`: tagged tensors back to numpy arrays."""
-    if isinstance(value, dict):
-        if set(value) == {NUMPY_TAG} and isinstance(value[NUMPY_TAG], torch.Tensor):
-            return value[NUMPY_TAG].cpu().numpy()
-        return type(value)((k, _restored(v)) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return type(value)(_restored(v) for v in value)
-    return value
-
-
-def _load_restricted(path, device: torch.device):
-    """torch.load with the restricted unpickler; the one extension is numpy arrays of
-    numbers (`_LEGACY_NUMPY`), which training checkpoints held before NUMPY_TAG."""
-    try:
-        return torch.load(path, map_location=device, weights_only=True)
-    except Exception as exc:
-        error = exc
-    refused = _globals_in(path) - _LEGACY_NUMPY_NAMES
-    if refused:
-        raise ValueError(f"refusing to load {path}: it holds Python objects other than tensors and plain "
-                         f"data ({', '.join(sorted(refused))}), which could run code when loaded; "
-                         "a checkpoint written by this project holds none") from None
-    try:
-        with torch.serialization.safe_globals(_LEGACY_NUMPY):
-            return torch.load(path, map_location=device, weights_only=True)
-    except Exception:
-        pass
-    raise ValueError(f"checkpoint {path} is corrupt or not a checkpoint: {_reason(error)}") from error
-
-
-def _reason(error: Exception) -> str:
-    """The gist of a torch.load error (the restricted unpickler wraps it in advice about
-    weights_only that does not apply here)."""
-    text = str(error)
-    if "WeightsUnpickler error:" in text:
-        text = text.split("WeightsUnpickler error:", 1)[1].split("Check the documentation", 1)[0]
-    return " ".join(text.split()) or type(error).__name__
-
-
-def _globals_in(path) -> set[str]:
-    """The Python globals a checkpoint's pickle names (read without unpickling; empty
-    when the file cannot be read as a torch checkpoint at all)."""
-    try:
-        return set(torch.serialization.get_unsafe_globals_in_checkpoint(path))
-    except Exception:
-        return set()
-
-
-def _legacy_numpy_globals() -> list:
-    """What numpy arrays of numbers pickle as: the array constructor and number dtypes
-    (not the object dtype: training state holds no object arrays). None of these calls
-    anything the file names; an array's items are only what the restricted unpickler
-    itself rebuilt."""
-    try:
-        from numpy._core import multiarray
-    except ImportError:  # numpy 1.x
-        from numpy.core import multiarray
-    dtypes = {type(np.dtype(code)) for code in "?bhilqBHILQefd"}
-    return [multiarray._reconstruct, multiarray.scalar, np.ndarray, np.dtype, *dtypes]
-
-
-_LEGACY_NUMPY = _legacy_numpy_globals()
-_LEGACY_NUMPY_NAMES = {f"{g.__module__}.{g.__name__}" for g in _LEGACY_NUMPY}

@@ -1,13 +1,9 @@
 """A fast learned evaluator for search: position features and a small MLP, in numba.
 
-ISMCTS cuts its rollouts after a few placements and scores the cut position as if the
-game had ended there (who leads now, plus a margin term). `evaluate_position` replaces
-that guess with a value learned from finished games: every seat's expected final
-*search reward* (the docs/rules.md reward + ``margin * tanh(lead / 100)``, exactly what
-`agents.search_kernels.simulation_rewards` gives an ended game), predicted from the features
-below of the simulated world's full state. One evaluation costs well under a
-microsecond of features plus a tiny MLP, so the search keeps most of its simulation rate
-(the policy network's forward pass costs a hundred times that: it runs once a move).
+`evaluate_position` scores a cut rollout's position by every seat's expected final
+*search reward* (`agents.search.core.simulation_rewards` of an ended game), learned from
+finished games, instead of as if the game had ended there. One evaluation costs well
+under a microsecond, so the search keeps most of its simulation rate.
 
 Features (`mover_features`), seat-rotated from the seat to move (slot 0 = the mover,
 slot k = the seat k places after it):
@@ -30,12 +26,11 @@ index      meaning
 71         the team variant is on
 =========  ==============================================================
 
-The MLP (`agents.nets.Evaluator`, trained in torch by the self-play learner,
+The MLP (`agents.networks.Evaluator`, trained in torch by the self-play learner,
 `training.learner`) maps the mover's features to one output per slot; a slot's value is
 its output minus the mean of the other slots' outputs (team variant: half the difference
 of the two teams' sums), so the values are zero-sum by construction. Its weights travel
-to numba as one flat float64 array (`pack_mlp`); the empty array `NO_EVALUATOR` means "no
-evaluator".
+to numba as one flat float64 array (`pack_mlp`).
 """
 
 from __future__ import annotations
@@ -216,9 +211,6 @@ def pack_mlp(w1: np.ndarray, b1: np.ndarray, w2: np.ndarray, b2: np.ndarray, w3:
     if w2.shape != (n1, n2) or b1.shape != (n1,) or b2.shape != (n2,) or b3.shape != (n3,):
         raise ValueError("inconsistent MLP shapes")
     return np.concatenate([[num_in, n1, n2, n3], w1.ravel(), b1, w2.ravel(), b2, w3.ravel(), b3]).astype(np.float64)
-
-
-NO_EVALUATOR = np.zeros(0, dtype=np.float64)
 
 
 @kernels.kernel

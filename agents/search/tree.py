@@ -1,4 +1,4 @@
-"""The arrays the one search core (`agents.search_kernels`) works on: the tree, the
+"""The arrays the one search core (`agents.search.core`) works on: the tree, the
 workspace and the fast evaluator's data. The parameter record is the settings'
 (`agents.settings.SearchSettings.kernel_parameters`).
 """
@@ -11,7 +11,7 @@ import numpy as np
 
 from engine import layout, rules
 
-from .value_kernels import NUM_FEATURES
+from agents.networks.evaluator import NUM_FEATURES
 
 # the tree's meta array
 COUNT = 0  # nodes in use
@@ -56,8 +56,8 @@ class Workspace(NamedTuple):
 
 
 class Evaluator(NamedTuple):
-    """The data of `search_kernels.evaluator_leaf`: a packed `agents.value_kernels` MLP and
-    the scratch of `value_kernels.evaluate_position`."""
+    """The data of `core.evaluator_leaf`: a packed `agents.networks.evaluator` MLP and
+    the scratch of `agents.networks.evaluator.evaluate_position`."""
 
     net: np.ndarray
     features: np.ndarray
@@ -69,7 +69,7 @@ _LOGS = np.log(np.maximum(np.arange(1 << 16, dtype=np.float64), 1.0))  # ln(n) (
 
 
 def new_tree(capacity: int) -> Tree:
-    """Arrays for a tree of at most `capacity` nodes (`search_kernels.reset_tree` before
+    """Arrays for a tree of at most `capacity` nodes (`core.reset_tree` before
     each search)."""
     return Tree(np.zeros((capacity, NODE_FIELDS), dtype=np.int64), np.zeros((capacity, 4), dtype=np.float64),
                 np.zeros(META_LEN, dtype=np.int64), np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.int64),
@@ -96,7 +96,7 @@ def new_workspace() -> Workspace:
 
 
 def new_evaluator(packed: np.ndarray) -> Evaluator:
-    """The data of the evaluator leaf for a packed `agents.value_kernels` MLP."""
+    """The data of the evaluator leaf for a packed `agents.networks.evaluator` MLP."""
     net = np.ascontiguousarray(packed, dtype=np.float64)
     width = int(max(net[1], net[2], net[3]))
     return Evaluator(net, np.zeros(NUM_FEATURES, dtype=np.float64), np.zeros((3, width), dtype=np.float64),

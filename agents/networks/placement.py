@@ -1,17 +1,14 @@
 """A trained network's placement logits for one position, in numba (no torch).
 
-A network-guided search calls its network once per move, to order the root's children
-and set their prior (`agents.guide`). That call only needs the placement logits: the
-residual tower over the 7x7 planes, the vector MLP that feeds it, the 1x1 placement head
-and its skip connections (`agents.nets.PolicyValueNet`). In torch, one position through
-that network is a few hundred microseconds of fixed per-operation cost, and more than a
-millisecond right after a search has filled the CPU caches with its tree: a fifth of a
-0.01 s move. The same arithmetic here costs about a tenth of that, so the search keeps
-the time.
+A network-guided search calls its network once per move, for the root's order and prior
+(`agents.search.guide`), and needs only the placement logits: the residual tower, the
+vector MLP that feeds it, the 1x1 placement head and its skips. In torch that call costs
+more than a millisecond right after a search (a fifth of a 0.01 s move); here about a
+tenth of that.
 
-The weights travel as one flat float32 array (`PolicyValueNet.packed_placement`), with
-each batch norm folded into the convolution before it (the network in eval mode); every
-weight matrix is stored row-major, one row per output, as torch stores it:
+The weights travel as one flat float32 array (`PolicyValueNet.packed_placement`), each
+batch norm folded into the convolution before it (eval mode), every weight matrix
+row-major, one row per output, as torch stores it:
 
 ======================  ==========================================================
 header (8 values)       planes, channels, blocks, vector inputs, vector hidden,
@@ -24,9 +21,9 @@ placement head          W (10 x channels), b
 skips                   points gain (10) if on; exposure gain (10) if on
 ======================  ==========================================================
 
-Feature maps are kept as (cell, channel) rows of a 9x9 board with a zero border, so a
-3x3 convolution is, for every cell, its nine neighbourhood rows side by side times each
-output's weight row: one dot product per output, contiguous in both arrays.
+Feature maps are (cell, channel) rows of a 9x9 board with a zero border: a 3x3
+convolution is, for every cell, its nine neighbourhood rows side by side times each
+output's weight row.
 """
 
 from __future__ import annotations
@@ -186,14 +183,6 @@ def _to_padded(rows, channels, padded):
         q = (p // BOARD + 1) * PADDED + p % BOARD + 1
         for o in range(channels):
             padded[q, o] = rows[p, o]
-
-
-def packed_size(planes: int, channels: int, blocks: int, vector_in: int, vector_hidden: int, points_skip: bool,
-                exposure_skip: bool) -> int:
-    """Length of a packed network of this shape (module doc)."""
-    return (HEADER + vector_in * vector_hidden + vector_hidden + vector_hidden * channels + channels
-            + 9 * planes * channels + channels + blocks * 2 * (9 * channels * channels + channels)
-            + channels * _VALUES + _VALUES + _VALUES * (int(points_skip) + int(exposure_skip)))
 
 
 def new_scratch(net: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

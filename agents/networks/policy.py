@@ -5,9 +5,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from agents.base import Agent, register
+
 from . import features
-from .base import Agent, register
-from .nets import PolicyValueNet, load_net, resolve_device
+from .checkpoints import device_parameter, load_net, resolve_device
+from .model import PolicyValueNet
 
 
 class NetPolicy:
@@ -20,12 +22,12 @@ class NetPolicy:
 
     @property
     def needs_exposure(self) -> bool:
-        """Whether `exposure` features (agents.features) must come with each observation."""
+        """Whether `exposure` features (agents.networks.features) must come with each observation."""
         return self.net.needs_exposure
 
     @property
     def exposure_kind(self) -> str:
-        """Which `agents.features.exposure` kind to pass."""
+        """Which `agents.networks.features.exposure` kind to pass."""
         return self.net.exposure_kind
 
     @torch.no_grad()
@@ -47,12 +49,6 @@ class NetPolicy:
         p = softmax(logits / temperature)
         u = rng.random((len(p), 1))
         return np.minimum((p.cumsum(axis=1) < u).sum(axis=1), p.shape[1] - 1)
-
-
-def log_softmax(logits: np.ndarray) -> np.ndarray:
-    """Log-probabilities along the last axis (a masked logit keeps a hugely negative one)."""
-    z = logits - logits.max(axis=-1, keepdims=True)
-    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
@@ -91,6 +87,10 @@ class NetAgent(Agent):
 class CheckpointAgent(NetAgent):
     """`checkpoint:PATH[,temperature=T,device=cpu]`: the raw policy stored in a checkpoint
     (device: cpu, cuda[:N] or auto)."""
+
+    checkpoint_parameters = ("path",)
+    load_checkpoint = staticmethod(load_net)
+    parameter_rules = {"device": device_parameter}
 
     def __init__(self, path: str, temperature: float = 0.0, device: str = "cpu"):
         self.path = path

@@ -1,23 +1,18 @@
 """Per-move features a network may read beside the observation.
 
 `exposure`: for every legal placement of the mover, how many minutes the move leaves
-open to the others, / 100, computed from the public state only. Three kinds:
+open to the others, / 100, from the public state only. Three kinds:
 
-* ``worst``: the most minutes any value the mover has not seen (a tile another seat may
-  hold) could score on an open cell after the placement: the greedy agent's second key
-  (`policy_kernels.greedy_action`);
-* ``expected``: the minutes the next seat is expected to score with its best placement
-  after it, each unseen value's threat weighted by the chance that the next seat's hand
-  holds it as its best (`policy_kernels.expected_exposure_after_placements`). As the
-  second term of a one-ply rule (minutes now minus 0.5-0.75 x exposure) it beats the
-  greedy agent about 0.64 where the worst case ties it (benchmarks/RESULTS.md);
+* ``worst``: the most any value the mover has not seen could score on an open cell after
+  the placement (the greedy agent's second key, `policy_kernels.greedy_action`);
+* ``expected``: the next seat's expected best placement after it, each unseen value's
+  threat weighted by the chance that it is the best the next hand holds
+  (`policy_kernels.expected_exposure_after_placements`);
 * ``outlook``: the expected exposure minus `FOLLOW_UP` x the most the mover's remaining
-  tiles would score on the board after the move (what the move keeps for the mover's
-  next turn). Minutes now minus 0.75 x outlook beats greedy about 0.70.
+  tiles would score after the move.
 
-Both are a one-move lookahead over the board the observation already shows, too costly
-to put in every observation of the vector env (~20-50 us per position), so networks
-that use them (`NetConfig.exposure_skip`, `NetConfig.exposure`) get them from here.
+A one-move lookahead (~20-50 us a position) too costly for every observation of the
+vector env: networks that read it (`NetConfig.exposure_skip`) get it from here.
 """
 
 from __future__ import annotations
@@ -27,19 +22,18 @@ from numba import njit
 
 from engine import rules
 
-from .policy_kernels import expected_exposure_after_placements, exposure_after_placements
+from agents.policy_kernels import SCRATCH_LEN, expected_exposure_after_placements, exposure_after_placements
 
 NUM_FEATURES = rules.NUM_PLACEMENT_ACTIONS
 EXPOSURES = ("worst", "expected", "outlook")
 FOLLOW_UP = 0.5  # weight of the mover's own best follow-up in the ``outlook`` kind
-_SCRATCH = 128
 
 
 @njit(cache=True)
 def _exposure_rows(grid, info, rows, expected, follow_up, out):
     sg = np.zeros((grid.shape[1], grid.shape[2]), dtype=np.int16)
     si = np.zeros(info.shape[1], dtype=np.int64)
-    scratch = np.zeros(_SCRATCH, dtype=np.int64)
+    scratch = np.zeros(SCRATCH_LEN, dtype=np.int64)
     actions = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.int64)
     keys = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.int64)
     cell_points = np.zeros((grid.shape[1], rules.MAX_VALUE + 1), dtype=np.int64)

@@ -1,7 +1,7 @@
 """A trained network as the guide of a search: the root's expansion order and prior from
 its policy, and its fast evaluator for cut rollouts (`ismcts:net=PATH`).
 
-Kept apart from `agents.search` so that a search without a network never imports torch.
+Kept apart from `agents.search.mcts` so that a search without a network never imports torch.
 """
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ import numpy as np
 from engine import rules
 from env.observation import OBS_SIZE, encode_arrays
 
-from . import features, net_kernels
-from .neural import softmax
-from .nets import load_net
+from agents.networks import features, placement
+from agents.networks.checkpoints import load_net
+from agents.networks.policy import softmax
 
 
 class NetworkGuide:
     """One forward pass per move: the legal placements ranked by the policy's logits.
 
-    The pass runs in numba (`agents.net_kernels`, the network's weights packed once),
+    The pass runs in numba (`agents.networks.placement`, the network's weights packed once),
     not in torch: for one position torch's per-operation overhead costs several times
     the arithmetic, most of all right after a search has filled the caches, and the
     move's time is better spent searching."""
@@ -27,13 +27,13 @@ class NetworkGuide:
     def __init__(self, path: str):
         self.net = load_net(path, "cpu")
         self._placement_net = self.net.packed_placement()
-        self._scratch = net_kernels.new_scratch(self._placement_net)
+        self._scratch = placement.new_scratch(self._placement_net)
         self._obs = np.zeros(OBS_SIZE, dtype=np.float32)
         self._logits = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.float32)
         self._no_exposure = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.float32)
 
     def packed_evaluator(self) -> np.ndarray | None:
-        """The fast evaluator packed for `agents.value_kernels`, or None if the network has none."""
+        """The fast evaluator packed for `agents.networks.evaluator`, or None if the network has none."""
         return None if self.net.evaluator is None else self.net.evaluator.packed()
 
     def placement_logits(self, view) -> np.ndarray:
@@ -43,7 +43,7 @@ class NetworkGuide:
         encode_arrays(grid, info, view.seat, self._obs)
         exposure = (features.exposure(grid, info, kind=self.net.exposure_kind) if self.net.needs_exposure
                     else self._no_exposure)
-        net_kernels.placement_logits(self._obs, exposure, self._placement_net, *self._scratch, self._logits)
+        placement.placement_logits(self._obs, exposure, self._placement_net, *self._scratch, self._logits)
         return self._logits
 
     def root_logits(self, view) -> tuple[np.ndarray, np.ndarray]:

@@ -1,16 +1,10 @@
 """One-ply lookahead with a network's fast evaluator: afterstate values, as TD-Gammon played.
 
-``afterstate:net=PATH[,worlds=K]`` scores every legal move by the value the network's fast
-evaluator (`agents.value_kernels`) gives the position it leads to, for the seat that moves,
-averaged over K worlds dealt from what that seat knows (`engine.determinize.sample_world`),
-and plays the best. Every move is scored in the same K worlds, so the moves are compared
-on equal deals. A move that ends the game is scored by its exact result (the search reward,
-`agents.search_kernels.simulation_rewards`). No tree and no rollouts: K x moves evaluations,
-about a millisecond a move at K = 32.
-
-It reads only the evaluator, not the policy head: it shows what the evaluator knows that the
-raw policy has not learned (docs/experiments.md). Team games: the seat never shows its
-partner a tile (show actions are not scored).
+``afterstate:net=PATH[,worlds=K]`` plays the legal move whose resulting position the fast
+evaluator (`agents.networks.evaluator`) values most for the mover, averaged over the same
+K worlds dealt from what the mover knows; a move that ends the game is scored by its
+exact search reward. No tree, no rollouts: about a millisecond a move at K = 32. It reads
+only the evaluator, not the policy head (docs/experiments.md). Show actions are never scored.
 """
 
 from __future__ import annotations
@@ -20,11 +14,13 @@ import numpy as np
 from engine import access, kernels, rules
 from engine.determinize import SCRATCH_LEN, sample_world
 
-from . import value_kernels as vk
-from .base import Agent, positive_int, register, warm_up_view
-from .nets import load_net
-from .search_kernels import simulation_rewards
-from .settings import MARGIN
+from agents.base import Agent, register, warm_up_view
+from agents.networks import evaluator as vk
+from agents.networks.checkpoints import load_net
+from agents.parameters import positive_int
+from agents.settings import MARGIN
+
+from .core import simulation_rewards
 
 
 @kernels.kernel
@@ -34,7 +30,7 @@ def afterstate_values(grid, info, seat, actions, worlds, rng, net, world, after,
     `actions[j]`: the packed evaluator `net` on the position, or the exact search reward
     where the move ends the game. Scratch: world and after are (grid, info) pairs shaped like
     the state; scratch int64 (SCRATCH_LEN,); features, hidden, best as
-    `value_kernels.evaluate_position`; values float64 (4,). Returns the advanced rng."""
+    `agents.networks.evaluator.evaluate_position`; values float64 (4,). Returns the advanced rng."""
     world_grid, world_info = world
     after_grid, after_info = after
     for j in range(actions.shape[0]):
@@ -59,6 +55,7 @@ class AfterstateAgent(Agent):
     """Plays the move whose afterstate the network's fast evaluator values most (module doc)."""
 
     checkpoint_parameters = ("net",)
+    load_checkpoint = staticmethod(load_net)
 
     def __init__(self, net: str, worlds: int = 32) -> None:
         super().__init__()

@@ -1,35 +1,22 @@
-"""Numba kernels of the best-response search (`agents.best_response`): the target's
-policy, the belief about the target's hands, and ISMCTS-BR on the one search core.
+"""Numba kernels of the best-response search (`agents.search.best_response`; the method:
+docs/exploitability.md).
 
-*The target model.* A fixed agent whose policy runs in numba (`MODEL_*`): its move for
-the seat to move of a world (`target_action`) and the probability that it makes a given
-move there (`target_probability`, where that is known). The model reads only the board
-and the mover's own hand, as the agents it models do.
+*The target model* (`MODEL_*`): the target's move for the seat to move of a world
+(`target_action`) and the probability that it makes a given move there
+(`target_probability`, where that is known), from the board and the mover's own hand only.
 
-*The belief.* The best response (BR) keeps P particles: each is one guess of every target
-seat's hand (counts per value), weighted by the target's reach, the product of the
-probabilities of the moves the target made in it (Timbers et al., "Approximate
-Exploitability", 2022). The rest of the hidden tiles (the bag, the removed tiles, a
-partner's hand the BR seat cannot see) stays exchangeable, so it is dealt afresh in every
-world (`engine.determinize.deal_around_hands`). The filter, event by event (a sequential
-importance resampling filter; the caller resamples):
+*The belief*: P particles, each a guess of every target seat's hand (counts per value)
+weighted by the target's reach, filtered event by event (the caller resamples): a target
+move multiplies the weight by the model's probability of it and the tile leaves the
+hand; a target's draw is dealt from what the particle leaves unseen; the BR seat's draw
+of x multiplies the weight by the tiles x the particle left in the pool. The rest of the
+hidden tiles stays exchangeable and is dealt afresh in every world.
 
-* a target seat moves: the particle's weight is multiplied by the model's probability of
-  that move for that hand (0 for a greedy target that would have moved otherwise, 1 or 0
-  for a pass), and the placed tile leaves the hand;
-* a target seat drew: the tiles are drawn uniformly from what the particle leaves unseen
-  (drawing them late, from today's pool, has the same law: the pool is exchangeable);
-* the BR seat drew value x: the weight is multiplied by how many tiles x the particle left
-  in the pool (the chance of that draw in it, up to a factor common to all particles).
-
-*The search* (`SEARCHES`) is the search core (`agents.search_kernels.run`) with parts of
-its own, its data the model and the particles: a world dealt around a particle picked
-uniformly (`particle_world`; the caller resampled); the target's moves in the tree are
-its model's (`target_move`); the rollout plays the model for the target seats, the
-search's rollout policy for the others (`br_rollout_leaf`; a network target's rollout
-moves are the greedy agent's, a network call per rollout move would cost far more than
-the simulation). With no particles (a target not modelled) worlds are plain
-determinizations and the target's turns are searched like the BR's: ISMCTS.
+*The search* (`SEARCHES`): the search core (`agents.search.core.run`) with parts of its
+own: a world dealt around a particle (`particle_world`), the target's moves in the tree
+by its model (`target_move`), rollouts that play the model for the target seats
+(`br_rollout_leaf`; a network target's rollout moves are the greedy agent's). With no
+particles (a target not modelled) it is plain ISMCTS.
 """
 
 from __future__ import annotations
@@ -46,21 +33,21 @@ from engine.kernels import (apply_action, count_placements, is_legal, kernel, le
                             rng_below, rng_next)
 from env.observation import OBS_SIZE, encode_into
 
-from .net_kernels import new_scratch, placement_logits
-from .policy_kernels import (expected_exposure_after_placements, exposure_after_placements, greedy_action,
+from agents.networks.placement import new_scratch, placement_logits
+from agents.policy_kernels import (SCRATCH_LEN, expected_exposure_after_placements, exposure_after_placements, greedy_action,
                              policy_placement)
-from .search_kernels import ROOT, expand_greedy, expand_random, run, simulation_rewards, ucb
-from .search_parts import SCRATCH_COUNTS, SCRATCH_TILES
+
+from .core import ROOT, expand_greedy, expand_random, run, simulation_rewards, ucb
+from .tree import SCRATCH_COUNTS, SCRATCH_TILES
 
 # the kinds of target model
 MODEL_NONE = 0  # not modelled: the target's turns are searched (plain ISMCTS)
 MODEL_RANDOM = 1  # uniformly random over the legal placements (pass when none)
 MODEL_GREEDY = 2  # the greedy agent (`policy_kernels.greedy_action`), deterministic
 MODEL_POLICY = 3  # the rollout policy agent (epsilon-greedy): moves modelled, reach unknown
-MODEL_NETWORK = 4  # a network's raw policy (`agents.net_kernels`): argmax, or sampled at a temperature
+MODEL_NETWORK = 4  # a network's raw policy (`agents.networks.placement`): argmax, or sampled at a temperature
 # the model's int64 config record
 CONFIG_KIND, CONFIG_SEATS, CONFIG_EPSILON, CONFIG_SAFE, CONFIG_EXPOSURE, CONFIG_FAST_ROLLOUT = range(6)
-CONFIG_LEN = 6
 EXPOSURE_KINDS = {None: 0, "worst": 1, "expected": 2, "outlook": 3}  # the network's exposure features
 # the model's float64 record
 REAL_TEMPERATURE, REAL_FOLLOW_UP, REAL_REACH_TEMPERATURE = range(3)
@@ -75,15 +62,15 @@ _EMPTY = -1
 class TargetModel(NamedTuple):
     """The target's policy in numba and its scratch arrays.
 
-    config   int64 (CONFIG_LEN,)  kind, seats bitmask, epsilon threshold, safe, exposure kind,
+    config   int64 (6,)           kind, seats bitmask, epsilon threshold, safe, exposure kind,
                                   fast rollouts (the target's rollout moves are the greedy rollout
                                   policy's, `br_rollout_leaf`)
     reals    float64 (3,)         the network's temperature (its moves), the outlook's follow-up weight, the
                                   temperature of its reach (a guess's weight; default: the moves' one)
     world_*                       a world (the belief's scratch); copy_*: the greedy kernel's copy
-    scratch  int64 (128,)         the greedy kernel's scratch
+    scratch  int64 (SCRATCH_LEN,) the greedy kernel's scratch
     actions, keys int64 (490,)    the greedy kernel's output, a legal list
-    net, maps, columns float32    a packed network and its scratch (`agents.net_kernels`;
+    net, maps, columns float32    a packed network and its scratch (`agents.networks.placement`;
                                   empty without a network)
     obs, exposure, logits float32 the network's input and output
     cell_points int64 (80, 11)    the expected exposure's scratch
@@ -127,7 +114,7 @@ def new_model(kind: int, seats: int, epsilon: int = 0, safe: bool = True, net: n
     placements = rules.NUM_PLACEMENT_ACTIONS
     reach = temperature if reach_temperature is None else reach_temperature
     return TargetModel(config, np.array([temperature, follow_up, reach], dtype=np.float64), world_grid, world_info,
-                       copy_grid, copy_info, np.zeros(128, dtype=np.int64), np.zeros(placements, dtype=np.int64),
+                       copy_grid, copy_info, np.zeros(SCRATCH_LEN, dtype=np.int64), np.zeros(placements, dtype=np.int64),
                        np.zeros(placements, dtype=np.int64), net, maps, columns, np.zeros(OBS_SIZE, dtype=np.float32),
                        np.zeros(placements, dtype=np.float32), np.zeros(placements, dtype=np.float32),
                        np.zeros((layout.GRID_CELLS, _MAX_VALUE + 1), dtype=np.int64),

@@ -1,46 +1,16 @@
 """``br``: an approximate best response to a fixed agent, by ISMCTS-BR.
 
-The best response (BR) plays one seat (or, in the team variant, one team) against a
-fixed *target* agent in every other seat, and knows the target's policy. Its score
-against the target is a lower bound on the target's exploitability in the game's reward
-units: the *approximate exploitability* of Timbers et al., "Approximate Exploitability:
-Learning a Best Response" (IJCAI 2022). `python evaluate.py exploit` measures it.
+The best response (BR) plays one seat (or, in the team variant, one team) against a fixed
+*target* agent in every other seat and knows the target's policy; its score is a lower
+bound on the target's exploitability (Timbers et al., "Approximate Exploitability", IJCAI
+2022; `python evaluate.py exploit`). docs/exploitability.md describes the search, which
+targets are modelled and how, and the parameters; the kernels are in `br_kernels`.
 
-How it searches (`agents.br_kernels` holds the kernels and the details):
-
-* **Worlds weighted by the target's reach.** The BR keeps `particles` guesses of the
-  target seats' hands, updated after every move of the game (`observe_action`, called by
-  the game loop): a target move multiplies each guess's weight by the probability that the
-  target makes that move with that hand (a greedy target: 1 or 0; a random one: 1 / its
-  legal moves), draws are dealt from what each guess leaves unseen, and the guesses are
-  resampled when their weights degenerate (effective sample size below half). If every
-  guess dies (a model that is not exactly the target's), the belief restarts from plain
-  determinizations of the current position and `belief_resets` counts it.
-* **The target's moves in the search are the target's.** In each simulation's world the
-  target seats play the target's move for their hand there in the tree, and the BR's own
-  seats search with UCB (the ISMCTS of `agents.search`). In the rollouts the target seats
-  play the greedy rollout policy (``target_rollout=fast``, the default: a quarter of the
-  cost) or the target's own model (``target_rollout=model``).
-
-Which targets are modelled exactly: ``random``, ``greedy`` and a network's raw policy
-(``checkpoint:``, ``selfplay-policy``): moves and reach; and ``policy`` (the
-epsilon-greedy rollout agent: its moves are sampled from its policy, its reach is not
-weighted). A search target (``selfplay``, ``ismcts``, ``pimc``, ``cheat``) has no
-closed-form policy; it is modelled by a network's raw policy, its guiding network or, for
-an unguided search, the shipped network of the game's player count: in the tree the
-target plays the policy's top move (deterministic, so run once per node), and its reach
-weights each guess by the policy's probability of the move at temperature 1, the most
-likely temperature for the searches' moves (the top move is theirs about half the time;
-benchmarks/results/luck.md). At 1,000 iterations a move this response beats
-`selfplay:time=0.01` by +0.170 [+0.060, +0.275] more reward than plain ISMCTS does.
-Any other target is *not modelled*: the BR falls back to plain ISMCTS worlds and
-searches the target's turns as its own opponents' (a looser bound, documented in the
-exploitability table).
-
-A nested spec goes in square brackets: ``br:target=[policy:epsilon=0.2,safe=false],iterations=1000``
-(`agents.base.parse_spec`). Parameters: ``target`` (required), ``particles`` (default 512,
-0 = no belief: plain determinization), ``target_rollout`` (fast or model), and every
-parameter of ``ismcts`` (iterations, time, c, depth, ...).
+This module builds the target's model (`target_model`: exactly for ``random``, ``greedy``,
+``policy`` and a network's raw policy; a search target by a network's raw policy; any
+other target not at all: plain ISMCTS), keeps the belief about the target's hands up to
+date as the game loop reports the moves (`observe_action`), and searches with the
+parameters of ``ismcts`` plus ``target``, ``particles`` and ``target_rollout``.
 """
 
 from __future__ import annotations
@@ -51,10 +21,12 @@ import numpy as np
 
 from engine import rules
 
+from agents.base import Agent, check_spec, is_typed, register
+from agents.parameters import choice, non_negative_int
+from agents.settings import SearchSettings
+
 from . import br_kernels as bk
-from .base import Agent, check_spec, choice, is_typed, non_negative_int, register
-from .search import MCTSAgent, show_search_parameters
-from .settings import SearchSettings
+from .mcts import MCTSAgent, show_search_parameters
 
 DEFAULT_PARTICLES = 512
 TARGET_ROLLOUTS = ("fast", "model")  # the target's rollout moves: the greedy rollout policy's, or its model's
@@ -62,7 +34,7 @@ TARGET_ROLLOUTS = ("fast", "model")  # the target's rollout moves: the greedy ro
 
 def target_spec(name: str, value):
     """The checked `target` parameter: a typed agent (`agents.AgentRecipe`,
-    `agents.settings.GuidedSearch`), or a complete agent spec, parsed here once (the
+    `agents.search.mcts.GuidedSearch`), or a complete agent spec, parsed here once (the
     spec's edge, `check_spec`)."""
     if is_typed(value):
         return value
@@ -80,8 +52,8 @@ def target_model(target: Agent, seats: int, num_players: int, team: bool,
     """The numba model of a built target agent for this game (`br_kernels.MODEL_*`): its
     seats (bitmask) and its policy, or MODEL_NONE when its policy is not modelled;
     `fast_rollout`: the target's rollout moves are the greedy rollout policy's."""
-    from .greedy import GreedyAgent, RolloutPolicyAgent
-    from .simple import RandomAgent
+    from agents.greedy import GreedyAgent, RolloutPolicyAgent
+    from agents.simple import RandomAgent
 
     kind = type(target)
     if kind is GreedyAgent:
@@ -92,7 +64,7 @@ def target_model(target: Agent, seats: int, num_players: int, team: bool,
         return bk.new_model(bk.MODEL_POLICY, seats, target.epsilon_threshold, target.safe, fast_rollout=fast_rollout)
     network = _raw_network(target, num_players, team)
     if network is not None:
-        from .features import FOLLOW_UP
+        from agents.networks.features import FOLLOW_UP
 
         net, temperature, reach_temperature = network
         exposure = net.exposure_kind if net.needs_exposure else None
@@ -114,8 +86,9 @@ def _raw_network(target: Agent, num_players: int, team: bool):
     raw-policy target's own (`checkpoint:`, `selfplay-policy`; both at its temperature); for
     a search, its guiding network or the shipped network of the game's player count (top
     move, reach at SEARCH_MODEL_TEMPERATURE); else None."""
-    from .neural import NetAgent
-    from .nets import load_net
+    from agents.networks.checkpoints import load_net
+    from agents.networks.policy import NetAgent
+
     from .selfplay import SelfPlayAgent, SelfPlayPolicyAgent, shipped_network
 
     if isinstance(target, (SelfPlayPolicyAgent, SelfPlayAgent)):
@@ -167,7 +140,6 @@ class BestResponseAgent(MCTSAgent):
             self._models[key] = target_model(self._target, seats, num_players, team, self.target_rollout == "fast")
         self._model = self._models[key]
         kind = int(self._model.config[bk.CONFIG_KIND])
-        self.model_kind = kind
         # reach weighting needs the target's probabilities: known for random, greedy, networks
         self._weighted = kind in (bk.MODEL_RANDOM, bk.MODEL_GREEDY, bk.MODEL_NETWORK) and self.particles > 0
         size = self.particles if kind != bk.MODEL_NONE else 0

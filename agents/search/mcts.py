@@ -1,38 +1,18 @@
-"""Monte Carlo tree search agents for a game of hidden tiles.
+"""Monte Carlo tree search agents for a game of hidden tiles, on the one search core
+(`agents.search.core`) with one settings record (`agents.settings.SearchSettings`):
 
-Three ways to search a position whose other hands and bag are hidden:
+* ``ismcts``: single-observer information-set MCTS (Cowling, Powley & Whitehouse 2012):
+  one tree over the mover's information sets, a new world sampled every iteration;
+  with ``net=PATH`` a trained network orders the root (`agents.search.guide`), ``prior``
+  adds its policy as a progressive bias and its fast evaluator scores cut rollouts;
+* ``pimc``: perfect-information Monte Carlo: a UCT search in each of `determinizations`
+  sampled worlds, root visit counts summed;
+* ``cheat``: UCT on the true state (an upper bound, ``cheating = True``).
 
-* ``ismcts`` — single-observer information-set MCTS (Cowling, Powley & Whitehouse 2012):
-  one tree over the mover's information sets; every iteration samples a new world
-  consistent with what the mover knows and descends only through actions legal in it,
-  with availability counts in UCB.
-* ``pimc`` — perfect-information Monte Carlo: `determinizations` worlds (default 20), a
-  separate UCT search in each (iterations / determinizations each), root visit counts
-  summed.
-* ``cheat`` — UCT on the true state (every hand and the bag
-  order): an upper-bound baseline, marked ``cheating = True``.
-
-All three run on the one search core (`agents.search_kernels`: `SEARCHES` by the
-settings' expansion order and leaf, or another combination of parts, `use_search`) with
-one settings record, `agents.settings.SearchSettings` (its module doc has the parameter
-table); this module sizes the tree, spends the budget and picks the action: the root
-child with the most visits (ties: the best mean reward for the mover, then the lowest id).
-
-With 1,000 iterations the defaults amount to a shallow search over the ~16 moves the
-greedy agent ranks best, each judged by short greedy rollouts in sampled worlds.
-
-``ismcts`` also takes a trained network (``ismcts:net=PATH``, a checkpoint written by
-train.py): one forward pass per move (in numba, `agents.net_kernels`) orders the root's
-children by the network's policy instead of the greedy ranking (with progressive
-widening, the simulations go to the moves the network ranks best), ``prior`` > 0 adds
-the policy's probabilities as a progressive bias to the root's UCB, and if the network
-carries a fast evaluator (`agents.nets.Evaluator`) and ``evaluator`` is true, rollouts
-stop after ``depth`` placements (default 1 instead of 4) and the evaluator scores the
-position reached, in numba (`agents.value_kernels`), instead of the guess that the
-current leader wins. The network call counts in ``time``.
-
-Team variant: search agents never show tiles to their partner (show actions are never
-chosen), but they do use a tile the partner shows them.
+This module sizes the tree, spends the budget (``time`` counts the whole move, a network
+call included) and picks the root child with the most visits (ties: the best mean reward
+for the mover, then the lowest id). Search agents never show tiles to a partner, but use
+a tile the partner shows them.
 """
 
 from __future__ import annotations
@@ -40,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import time as _time
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -47,11 +28,13 @@ from engine import layout, rules
 from engine.determinize import SCRATCH_LEN as SAMPLER_SCRATCH_LEN
 from engine.determinize import sample_world
 
-from . import search_kernels as sk
-from . import search_parts as parts
-from .base import Agent, positive_int, register, warm_up_view
-from .policy_kernels import greedy_ranking
-from .settings import GUIDED, NAMES, SHARED, SearchSettings
+from agents.base import Agent, register, warm_up_view
+from agents.parameters import positive_int
+from agents.policy_kernels import SCRATCH_LEN, greedy_ranking
+from agents.settings import GUIDED, NAMES, SHARED, SearchSettings
+
+from . import core as sk
+from . import tree as parts
 
 
 def search_settings(settings: SearchSettings | None, parameters: dict) -> SearchSettings:
@@ -89,7 +72,7 @@ class MCTSAgent(Agent):
         self._keys = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.int64)
         self._rank_grid = np.zeros((layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16)
         self._rank_info = np.zeros(layout.INFO_LEN, dtype=np.int64)
-        self._rank_scratch = np.zeros(128, dtype=np.int64)
+        self._rank_scratch = np.zeros(SCRATCH_LEN, dtype=np.int64)
         self.last_iterations = 0  # simulations run for the last move (for benchmarks)
         self._act_started = 0.0
 
@@ -127,12 +110,12 @@ class MCTSAgent(Agent):
             chunk = int(max(1, min(4 * chunk, left / 4 / per)))
 
     def use_search(self, kernel, data=None) -> None:
-        """Search with `kernel`, the core with its parts (`search_kernels.run`; one of
-        `search_kernels.SEARCHES`, or your own), passing `data` to its parts."""
+        """Search with `kernel`, the core with its parts (`core.run`; one of
+        `core.SEARCHES`, or your own), passing `data` to its parts."""
         self._kernel, self._data = kernel, data
 
     def use_evaluator(self, packed: np.ndarray) -> None:
-        """Score rollouts cut before the game's end with a packed `agents.value_kernels`
+        """Score rollouts cut before the game's end with a packed `agents.networks.evaluator`
         MLP instead of as if the game had ended there."""
         if self.depth > 0:
             self.use_search(sk.SEARCHES[self.settings.expand, "evaluator"], parts.new_evaluator(packed))
@@ -232,6 +215,12 @@ class ISMCTSAgent(MCTSAgent):
 
     checkpoint_parameters = ("net",)
 
+    @staticmethod
+    def load_checkpoint(path: str) -> None:
+        from agents.networks.checkpoints import load_net  # torch is imported only for a network-guided search
+
+        load_net(path)
+
     def __init__(self, net: str | None = None, settings: SearchSettings | None = None, **parameters) -> None:
         self.net_path = net
         self._guide = None
@@ -324,6 +313,32 @@ def show_search_parameters(cls, guided: bool = False) -> None:
               for f in dataclasses.fields(SearchSettings)
               if f.name not in names and (f.name in SHARED or guided and f.name in GUIDED)]
     cls.__init__.__signature__ = inspect.Signature(own + shared)
+
+
+@dataclass(frozen=True)
+class GuidedSearch:
+    """A network-guided ``ismcts`` as self-play, Ray and the ladder carry it: the path of
+    the network's checkpoint and the search settings (no spec string inside)."""
+
+    net: str
+    settings: SearchSettings = field(default_factory=SearchSettings)
+
+    def build(self, seed: int | None = None):
+        """The agent (`ISMCTSAgent`), seeded; its `spec` is the label."""
+        agent = ISMCTSAgent(net=str(self.net), settings=self.settings)
+        agent.spec = str(self)
+        agent.seed(seed)
+        return agent
+
+    @property
+    def time(self) -> float | None:
+        """The per-move time budget, if the settings give one."""
+        return self.settings.time
+
+    def __str__(self) -> str:
+        """The spec a user would type for this search (a label for reports and logs)."""
+        rest = self.settings.spec()
+        return f"ismcts:net={self.net}" + (f",{rest}" if rest else "")
 
 
 show_search_parameters(ISMCTSAgent, guided=True)
