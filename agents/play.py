@@ -221,3 +221,11 @@ def _forfeit_result(state: GameState, loser: int) -> tuple[list[int], list[float
         rewards.append(float(total) / (n - 1))
     return ranking, rewards
 
+
+def replay(record: GameRecord | dict) -> GameState:
+    """Rebuild the final state of a recorded game by replaying its actions."""
+    rec = record if isinstance(record, dict) else record.to_dict()
+    state = GameState.from_deal(rec["deal"], rec["num_players"], rec["team"])
+    for action in rec["actions"]:
+        state.step(action)
+    return state

@@ -2,9 +2,10 @@
 often does the shipped agent's move differ from the exact one, and what does it cost?
 
 RESULTS.md: "2026-12-06, 17:25-17:40 UTC"
-Verdict: not adopted as built. The shipped moves lose 0.042 [0.022, 0.065] score per seat-game
-at 8-10 tiles left (gate 0.015), but there a solve takes 64-677 ms (median) against the
-10 ms move; at 7 tiles or fewer, where it fits, there is nothing to win.
+Verdict: no-go. By PIMC-exact values the shipped moves lose 0.042 [0.022, 0.065] score per
+seat-game at 8-10 tiles left (gate 0.015), but there a solve takes 64-677 ms (median) against
+the 10 ms move, and in play (`lever_endgame_play.py`) the exact moves win only +0.005
+[-0.004, +0.015].
 
     python research/lever_games.py --games 60 --iterations 3500 --out results/levers/games_it3500.npz
     python research/lever_endgame.py results/levers/games_it3500.npz --out results/levers/endgame.npz

@@ -123,7 +123,7 @@ def measure(games: int, seed: int) -> list[int]:
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--games", type=int, default=60)
-    p.add_argument("--iterations", type=int, default=64, help="the shipped budget's equivalent (see --measure)")
+    p.add_argument("--iterations", type=int, default=3500, help="the shipped budget's equivalent (see --measure)")
     p.add_argument("--seed", type=int, default=62)
     p.add_argument("--out", type=Path, default=Path("results/levers/games.npz"))
     p.add_argument("--measure", type=int, default=0, metavar="GAMES",

@@ -11,7 +11,7 @@ import pytest
 
 from agents import make, registered
 from agents.base import BUILTIN_MODULES
-from agents.play import play_game
+from agents.play import play_game, replay
 
 ROOT = Path(__file__).resolve().parents[1]
 from engine import GameState, rules
@@ -85,10 +85,7 @@ def test_agents_play_only_legal_moves(spec, mode):
         agents = [make(spec, seed=100 * g + s) for s in range(num_players)]
         record = play_game(agents, random_deal(1000 + g), num_players, team)
         assert record.forfeit is None, record.error
-        state = GameState.from_deal(record.deal, num_players, team)
-        for action in record.actions:
-            state.step(action)
-        assert state.is_over
+        assert replay(record).is_over
 
 
 def test_search_agents_play_against_each_other_in_every_mode():
