@@ -19,6 +19,7 @@ import pytest
 import agents
 from agents.base import parse_spec
 from agents.play import play_game
+from agents.settings import MARGIN
 from engine import GameState, random_deal, rules
 from engine.view import PlayerView
 
@@ -183,7 +184,6 @@ def test_the_memo_of_a_deterministic_targets_moves_is_exact():
 
 
 # --- exactness ------------------------------------------------------------------------------
-MARGIN = 0.5  # br's default: its utility is the reward plus MARGIN * tanh(minute lead / 100)
 
 
 def _endgames(seed: int, most: int = 3):
@@ -227,7 +227,7 @@ def _worlds(position: GameState, br: int) -> list[tuple[float, GameState]]:
 def _utility(state: GameState, br: int) -> float:
     """What the response maximizes: its reward plus the margin term of its search."""
     lead = float(state.scores[br] - state.scores[1 - br])
-    return float(state.rewards()[br]) + MARGIN * math.tanh(lead / 100.0)
+    return float(state.rewards()[br]) + MARGIN * math.tanh(lead / 100.0)  # br's utility (its default margin)
 
 
 def _value(worlds: list[tuple[float, GameState]], br: int, greedy) -> float:

@@ -142,3 +142,47 @@ def test_compile_in_parallel_compiles_in_other_processes_and_this_one_loads(tmp_
     notices = [line for line in proc.stderr.splitlines() if kernel_cache.NOTICE in line]
     assert sum("a test in 2 processes" in line for line in notices) == 1, proc.stderr
     assert sum("for the engine" in line for line in notices) <= 1, proc.stderr  # this process's; the workers say nothing
+
+
+_SEARCH_PARTS = """
+import json
+from numba.core import event
+import agents
+from agents.policy_kernels import rollout
+from agents.search import core
+from engine import determinize, kernel_cache
+compiled = []
+class Log(event.Listener):
+    def on_start(self, ev):
+        compiled.append(ev.data["dispatcher"].py_func.__name__)
+    def on_end(self, ev):
+        pass
+event.register("numba:compile", Log())
+agent = agents.make("ismcts:iterations=20", seed=0)
+parts = list(agent.compile_parts())
+kernel_cache.compile_in_parallel(agents.compile_jobs(["ismcts:iterations=20"]), "a test", processes=2)
+kernels = {"rollout": rollout, "deal_unseen": determinize.deal_unseen, "expand_greedy": core.expand_greedy,
+           "search_greedy_rollout": core.search_greedy_rollout}
+cached = {name: kernel_cache.is_cached(k) for name, k in kernels.items()}
+agent.warm_up()
+print(json.dumps({"parts": parts, "cached": cached, "compiled_here": compiled,
+                  "parts_when_warm": list(agents.make("ismcts:iterations=20").compile_parts())}))
+"""
+
+
+@pytest.mark.slow  # compiles a search from an empty cache: 30-60 s of CPU
+def test_a_search_compiles_its_parts_side_by_side_then_loads_them(tmp_path):
+    """On a cold cache an ismcts agent's parts (world, expansion, leaf, root ranking)
+    compile in other processes; its search kernel then compiles here and loads them
+    instead of compiling them again; on a warm cache there is nothing to do."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", _SEARCH_PARTS], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["parts"] == ["world", "expand", "leaf", "root"]
+    assert result["cached"] == {"rollout": True, "deal_unseen": True, "expand_greedy": True,
+                                "search_greedy_rollout": False}
+    assert "search_greedy_rollout" in result["compiled_here"]
+    assert not {"rollout", "deal_unseen", "expand_greedy", "greedy_ranking"} & set(result["compiled_here"])
+    assert result["parts_when_warm"] == []
