@@ -21,7 +21,8 @@ left: what every later run costs. Rows:
 * ``exploit``: ``python evaluate.py exploit --target greedy --games 20``;
 * ``hint``: the first ``hint`` of the terminal game (``python play.py``): the session
   built and its board drawn (setup), then the default hint agent's hint
-  (``ismcts:time=1``: one second of search) as the terminal prints it;
+  (``ismcts:time=1``: one second of search) as the terminal prints it, asked at once
+  (the terminal starts compiling the hint's search parts as the game opens);
 * ``web_page``: ``python play.py --web``, timed until ``GET /`` answers 200 (the page: the
   server answers at once and warms the engine up in the background, so about the imports);
 * ``web_move``: ``python play.py --web``, timed until the first AI move is answered, driven
@@ -87,7 +88,9 @@ ROWS = {
                "agents.make('ismcts:iterations=200', seed=0).act(None, PlayerView(g, 0))"),
     "hint": ("from humanplay import terminal; from humanplay.session import Session; "
              "s = Session.new(['greedy'], seed=0); terminal.board_text(s.view, s)",
-             "terminal.hint_text(s.hint())"),
+             # the terminal starts compiling the hint's parts as the game opens (where there is
+             # `compile_ahead`); the person asks for a hint at once
+             "getattr(s, 'compile_ahead', lambda: None)(); terminal.hint_text(s.hint())"),
     "quickstart_iteration": (
         "import torch; from train import make_trainer; from training.config import load_config; "
         "cfg = load_config('configs/quickstart.yaml', []); torch.set_num_threads(cfg.torch_threads)",
