@@ -25,7 +25,7 @@ from engine.access import (capacity, current_seat, hand_count, hand_size, hand_v
 from engine.determinize import BINOMIAL, unseen_counts_into
 from engine.kernels import (
     POPCOUNT, apply_action, copy_state, kernel, legal_placements, lowest_bit_index, open_cells, pass_turn,
-    placement_points, random_placement, rng_below, rng_next, scoring_setup,
+    placement_points, random_placement, random_playout, rng_below, rng_next, scoring_setup,
     without_lowest_bit,
 )
 from engine.layout import AXIS_STEP, ON_BOARD, PAD_OF_CELL
@@ -201,7 +201,10 @@ def repeated_rollouts(grid, info, sim_grid, sim_info, rng, epsilon, safe, count)
     total = 0
     for _ in range(count):
         copy_state(grid, info, sim_grid, sim_info)
-        rng, k = rollout(sim_grid, sim_info, rng, epsilon, safe, np.int64(0))  # not a literal: one compiled rollout
+        if epsilon >= EPSILON_SCALE:  # what a search's random rollout to the end plays (`core.playout_leaf`)
+            rng, k = random_playout(sim_grid, sim_info, rng)
+        else:
+            rng, k = rollout(sim_grid, sim_info, rng, epsilon, safe, np.int64(0))  # not a literal: one compiled rollout
         total += k
     return rng, total
 

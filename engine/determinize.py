@@ -89,13 +89,21 @@ def unseen_tiles(grid, info, seat, counts, tiles):
     return n
 
 
-@kernel
+@njit(inline="always", cache=True)
 def deal_unseen(grid, info, seat, tiles, n, rng, out_grid, out_info):
     """Copy the state into (out_grid, out_info) and deal the `n` unseen `tiles` afresh
     (they are reordered in place) to the other hands, the bag and the removed tiles,
     honouring the pass facts (see the module doc). The consumed part of the deal (initial
-    hands and drawn tiles, hidden history) is zeroed. Returns the advanced rng."""
+    hands and drawn tiles, hidden history) is zeroed. Returns the advanced rng. The copy
+    is inlined into the caller; the deal is a kernel of its own (`deal_copied`): inlined,
+    it cost every search kernel most of its compile time."""
     copy_state(grid, info, out_grid, out_info)
+    return deal_copied(grid, info, seat, tiles, n, rng, out_info)
+
+
+@kernel
+def deal_copied(grid, info, seat, tiles, n, rng, out_info):
+    """`deal_unseen` after the copy: out_info holds a copy of info."""
     # "the game is not over" is public too: if this seat cannot place, another can
     must_live = info[OVER] == 0 and not can_place_now(info, seat)
     if not must_live and _next_constrained(info, seat, 0) < 0:

@@ -161,7 +161,7 @@ event.register("numba:compile", Log())
 agent = agents.make("ismcts:iterations=20", seed=0)
 parts = list(agent.compile_parts())
 kernel_cache.compile_in_parallel(agents.compile_jobs(["ismcts:iterations=20"]), "a test", processes=2)
-kernels = {"rollout": rollout, "deal_unseen": determinize.deal_unseen, "expand_greedy": core.expand_greedy,
+kernels = {"rollout": rollout, "deal_copied": determinize.deal_copied, "expand_greedy": core.expand_greedy,
            "search_greedy_rollout": core.search_greedy_rollout}
 cached = {name: kernel_cache.is_cached(k) for name, k in kernels.items()}
 agent.warm_up()
@@ -181,8 +181,8 @@ def test_a_search_compiles_its_parts_side_by_side_then_loads_them(tmp_path):
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["parts"] == ["world", "expand", "leaf", "root"]
-    assert result["cached"] == {"rollout": True, "deal_unseen": True, "expand_greedy": True,
+    assert result["cached"] == {"rollout": True, "deal_copied": True, "expand_greedy": True,
                                 "search_greedy_rollout": False}
     assert "search_greedy_rollout" in result["compiled_here"]
-    assert not {"rollout", "deal_unseen", "expand_greedy", "greedy_ranking"} & set(result["compiled_here"])
+    assert not {"rollout", "deal_copied", "expand_greedy", "greedy_ranking"} & set(result["compiled_here"])
     assert result["parts_when_warm"] == []

@@ -32,7 +32,7 @@ model      data, node, work, rng -> (rng, the seat's action, or -1)     `no_mode
 read by name: ``params.c``), ``data`` whatever the agent's parts need. Each combination
 of parts is a kernel of a few lines that calls `run` (`SEARCHES`; `PARTS` names its
 parts): numba compiles only the parts it uses, inlined, and caches it like any kernel.
-The kernels a part calls are compiled on their own (not inlined: `rollout`, `deal_unseen`,
+The kernels a part calls are compiled on their own (not inlined: `rollout`, `deal_copied`,
 the expansions), so on a cold cache each part can be compiled in another process first
 (`compile_part`), side by side, and the search kernel then loads them.
 """
@@ -365,7 +365,7 @@ def run(root_grid, root_info, observer, iterations, params, rng, tree, work, dat
     record. Returns the advanced rng (uint64)."""
     num_players = access.num_players(root_info)
     tiles = work.scratch[SCRATCH_TILES:SCRATCH_TILES + rules.NUM_TILES]
-    num_unseen = np.int64(0)  # not the literal 0: deal_unseen compiles for int64 once
+    num_unseen = np.int64(0)  # not the literal 0: deal_copied compiles for int64 once
     if observer >= 0:
         num_unseen = unseen_tiles(root_grid, root_info, observer, work.scratch[SCRATCH_COUNTS:SCRATCH_COUNTS + 11],
                                   tiles)
