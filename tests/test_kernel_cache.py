@@ -108,11 +108,10 @@ def test_a_warm_cache_prints_no_notice_for_a_follow_up(tmp_path):
     assert kernel_cache.NOTICE not in follow_up, follow_up
 
 
-_SIDE_BY_SIDE = """
-import functools, json, sys
+# A child's prologue: `compiled` lists the kernels this process compiles (not loads).
+_COMPILE_LOG = """
+import json
 from numba.core import event
-import engine
-from engine import kernel_cache, kernels
 compiled = []
 class Log(event.Listener):
     def on_start(self, ev):
@@ -120,6 +119,12 @@ class Log(event.Listener):
     def on_end(self, ev):
         pass
 event.register("numba:compile", Log())
+"""
+
+_SIDE_BY_SIDE = _COMPILE_LOG + """
+import functools
+import engine
+from engine import kernel_cache, kernels
 before = [kernel_cache.is_cached(kernels.shuffle_deal), kernel_cache.is_cached(kernels.reset)]
 kernel_cache.compile_in_parallel([functools.partial(engine.random_deal, 0),
                                   functools.partial(engine.GameState.new, 2, 0)], "a test", processes=2)
@@ -144,20 +149,11 @@ def test_compile_in_parallel_compiles_in_other_processes_and_this_one_loads(tmp_
     assert sum("for the engine" in line for line in notices) <= 1, proc.stderr  # this process's; the workers say nothing
 
 
-_SEARCH_PARTS = """
-import json
-from numba.core import event
+_SEARCH_PARTS = _COMPILE_LOG + """
 import agents
 from agents.policy_kernels import rollout
 from agents.search import core
 from engine import determinize, kernel_cache
-compiled = []
-class Log(event.Listener):
-    def on_start(self, ev):
-        compiled.append(ev.data["dispatcher"].py_func.__name__)
-    def on_end(self, ev):
-        pass
-event.register("numba:compile", Log())
 agent = agents.make("ismcts:iterations=20", seed=0)
 parts = list(agent.compile_parts())
 kernel_cache.compile_in_parallel(agents.compile_jobs(["ismcts:iterations=20"]), "a test", processes=2)
@@ -172,15 +168,15 @@ print(json.dumps({"parts": parts, "cached": cached, "compiled_here": compiled,
 
 @pytest.mark.slow  # compiles a search from an empty cache: 30-60 s of CPU
 def test_a_search_compiles_its_parts_side_by_side_then_loads_them(tmp_path):
-    """On a cold cache an ismcts agent's parts (world, expansion, leaf, root ranking)
-    compile in other processes; its search kernel then compiles here and loads them
+    """On a cold cache an ismcts agent's parts (world, expansion, its moves: the leaf's
+    rollout and the root's ranking) compile in other processes; its search kernel then compiles here and loads them
     instead of compiling them again; on a warm cache there is nothing to do."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, "-c", _SEARCH_PARTS], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=900)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert result["parts"] == ["world", "expand", "leaf", "root"]
+    assert result["parts"] == ["world", "expand", "moves"]
     assert result["cached"] == {"rollout": True, "deal_copied": True, "expand_greedy": True,
                                 "search_greedy_rollout": False}
     assert "search_greedy_rollout" in result["compiled_here"]

@@ -258,11 +258,13 @@ class BestResponseAgent(MCTSAgent):
             (self.iterations, self.time), self.rng = budget, rng
 
     def compile_parts(self) -> tuple[str, ...]:
-        """The search's world, expansion and leaf, the root's ranking and the belief's
-        updates, each compiled on its own (`compile_part`), unless the search is cached."""
+        """The parts compiled on their own (`compile_part`), unless the search is cached:
+        the deals (the search's worlds and the belief's updates: the determinizations),
+        the moves (the leaf's rollout and the root's ranking: the target's and the greedy
+        policy's kernels) and the expansion."""
         if kernel_cache.is_cached(bk.SEARCHES[self.settings.expand, self._network_target]):
             return ()
-        return ("world", "expand", "leaf", "root", *(("belief",) if self._hands.shape[0] else ()))
+        return ("deals", "moves", "expand")
 
     def compile_part(self, name: str) -> None:
         from engine import GameState
@@ -271,14 +273,14 @@ class BestResponseAgent(MCTSAgent):
         state = GameState.new(2, seed=0)
         view = PlayerView(state, 1)
         self.reset(1, 2)
-        if name == "belief":  # the belief's start and its update for the target's first move
-            self.observe_action(view, 0, int(state.legal_actions()[0]))
-        elif name == "root":
+        grid, info = view.public_arrays()
+        part = {"deals": "world", "moves": "leaf"}.get(name, name)
+        sk.compile_part(bk.PARTS[self.settings.expand], part, grid, info, view.seat, self._params, tree.new_workspace(),
+                        (self._model, self._hands))
+        if name == "moves":
             self._rank_root(view)
-        else:
-            grid, info = view.public_arrays()
-            sk.compile_part(bk.PARTS[self.settings.expand], name, grid, info, view.seat, self._params,
-                            tree.new_workspace(), (self._model, self._hands))
+        elif name == "deals" and self._hands.shape[0]:  # the belief's start and its update for a target's move
+            self.observe_action(view, 0, int(state.legal_actions()[0]))
 
     # --- the search -------------------------------------------------------------------------
     def _search(self, view):

@@ -125,21 +125,22 @@ class MCTSAgent(Agent):
             self.use_search(sk.SEARCHES[self.settings.expand, "evaluator"], parts.new_evaluator(packed))
 
     def compile_parts(self) -> tuple[str, ...]:
-        """The world, expansion and leaf of the search, and the root's ranking, each
-        compiled on its own (`compile_part`), unless the search kernel is cached."""
+        """The parts of the search compiled on their own (`compile_part`), unless the search
+        kernel is cached: its world, its expansion, and its moves (the leaf's rollout with
+        the root's ranking: they share the greedy policy's kernels)."""
         if kernel_cache.is_cached(self._kernel) or self._kernel is not sk.SEARCHES.get((self.settings.expand,
                                                                                          self._leaf)):
             return ()  # cached, or a kernel of the caller's (`use_search`): its parts are its own
-        return ("world", "expand", "leaf", *(("root",) if self._ranks_root() else ()))
+        return ("world", "expand", "moves")
 
     def compile_part(self, name: str) -> None:
         view = warm_up_view()
-        if name == "root":
-            self._rank_root(view)
-            return
         grid, info = view.public_arrays()
-        sk.compile_part(sk.PARTS[self.settings.expand, self._leaf], name, grid, info, view.seat, self._params,
+        search_parts = sk.PARTS[self.settings.expand, self._leaf]
+        sk.compile_part(search_parts, "leaf" if name == "moves" else name, grid, info, view.seat, self._params,
                         parts.new_workspace(), self._data)
+        if name == "moves" and self._ranks_root():
+            self._rank_root(view)
 
     def _call(self, grid, info, observer, iterations, rng):
         return self._kernel(grid, info, observer, iterations, self._params, np.uint64(rng), self._tree, self._work,
