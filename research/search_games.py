@@ -10,7 +10,7 @@ The self-play loop's stored chunks (`training.teacher.TeacherGames`) keep each p
 float16 observation and 72 features, not the raw state an encoding that reads the board cell by
 cell needs. This script plays games the way a self-play generation does
 (`training.selfplay.SelfPlayTrainer._games` -> `training.teacher.play_chunk`): one search agent
-per seat, built by `agents.settings.build_agent` from a `GuidedSearch` of the network
+per seat, built by `GuidedSearch.build` (agents.search.mcts) from the network
 (`--net`, default the shipped `models/selfplay_2p.pt`, generation-12-like) with the loop's
 `selfplay.search` settings (`iterations=1000,prior=3`, configs/selfplay_2p.yaml), the seats'
 seeds and each game's deal seed drawn from one `numpy.random.default_rng(chunk seed)` in
@@ -109,12 +109,12 @@ def play_chunk(net: str, search: str, seed: int, games: int) -> SearchGames:
     """`games` games of the search in both seats, as `training.teacher.play_chunk` plays a
     generation's chunk (the same order of draws from `default_rng(seed)`)."""
     from agents.search.mcts import GuidedSearch
-    from agents.settings import SearchSettings, build_agent
+    from agents.settings import SearchSettings
     from engine.view import PlayerView
 
     teacher = GuidedSearch(net, SearchSettings.parse(search))
     rng = np.random.default_rng(seed)
-    seats = [build_agent(teacher, seed=int(rng.integers(2**62))) for _ in range(NUM_PLAYERS)]
+    seats = [teacher.build(seed=int(rng.integers(2**62))) for _ in range(NUM_PLAYERS)]
     seeds, deals, starts, actions, root_q, legal, finals = [], [], [0], [], [], [], []
     for _ in range(games):
         deal_seed = int(rng.integers(2**62))
