@@ -81,6 +81,15 @@ class _PerPlayerCount(Agent):
         self.reset(0, 2)
         self._current.warm_up()
 
+    def compile_parts(self) -> tuple[str, ...]:
+        """The parts of the 2-player agent, which `warm_up` compiles."""
+        self.reset(0, 2)
+        return self._current.compile_parts()
+
+    def compile_part(self, name: str) -> None:
+        self.reset(0, 2)
+        self._current.compile_part(name)
+
     def act(self, observation, view) -> int:
         if self._current is None:
             raise ValueError(f"{self.name}: reset(seat, num_players, team) must start the game first")
