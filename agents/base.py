@@ -15,7 +15,7 @@ import functools
 import inspect
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -194,14 +194,16 @@ def make(spec: str, seed: int | None = None) -> Agent:
     return parse_agent(spec).build(seed)
 
 
-def compile_jobs(sources) -> list:
+def compile_jobs(sources, built: Mapping[Any, Agent] | None = None) -> list:
     """Jobs for `engine.kernel_cache.compile_in_parallel`: one per part that the agents of
     `sources` (spec strings or recipes) compile on a cold cache (`Agent.compile_parts`);
-    none when their kernels are cached."""
+    none when their kernels are cached. `built`: agents already built from some sources
+    (seed 0), asked instead of building them again."""
+    built = built or {}
     jobs = []
     for source in dict.fromkeys(sources):
-        parts = _build(source).compile_parts()
-        jobs += [functools.partial(compile_part, source, name) for name in parts]
+        agent = built[source] if source in built else _build(source)
+        jobs += [functools.partial(compile_part, source, name) for name in agent.compile_parts()]
     return jobs
 
 
@@ -211,7 +213,7 @@ def compile_part(source, name: str) -> None:
 
 
 def _build(source) -> Agent:
-    return make(source, seed=0) if isinstance(source, str) else source.build(seed=0)
+    return (parse_agent(source) if isinstance(source, str) else source).build(seed=0)
 
 
 def parse_agent(spec: str, load_checkpoints: bool = False) -> AgentRecipe:

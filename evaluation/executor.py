@@ -350,12 +350,13 @@ def precompile(specs: Sequence, imports: Sequence[str] = ()) -> None:
     from engine import kernel_cache
 
     load_plugins(imports)
-    jobs = [functools.partial(_with_plugins, tuple(imports), job) for job in compile_jobs(specs)]
+    built = {recipe: recipe.build(seed=0) for recipe in dict.fromkeys(specs)}
+    jobs = [functools.partial(_with_plugins, tuple(imports), job) for job in compile_jobs(built, built)]
     if jobs:
         kernel_cache.compile_in_parallel(jobs, "the agents' search parts")
     warm_up()
-    for recipe in dict.fromkeys(specs):
-        warm_up_agent(recipe.build(seed=0))
+    for agent in built.values():
+        warm_up_agent(agent)
 
 
 def _with_plugins(imports: tuple[str, ...], job) -> None:

@@ -10,6 +10,7 @@ The README's picture, docs/play_web.png, is this test's screenshot; to draw it a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -52,15 +53,22 @@ def browser():
             chromium.close()
 
 
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1100, "height": 720})  # its own cookies
+@contextlib.contextmanager
+def _new_page(browser):
+    """A page in a browser context of its own (its own cookies), closed after."""
+    context = browser.new_context(viewport={"width": 1100, "height": 720})
     try:
         page = context.new_page()
         page.set_default_timeout(30_000)
         yield page
     finally:
         context.close()
+
+
+@pytest.fixture
+def page(browser):
+    with _new_page(browser) as page:
+        yield page
 
 
 def _scores(page) -> list[int]:
@@ -229,10 +237,7 @@ def test_a_cold_server_shows_its_warm_up_then_the_game(browser, tmp_path):
     try:
         wait_for_line("serving 24/7 on http://")
         assert f":{port}/" in said[-1]
-        context = browser.new_context(viewport={"width": 1100, "height": 720})
-        try:
-            page = context.new_page()
-            page.set_default_timeout(30_000)
+        with _new_page(browser) as page:
             page.goto(f"http://127.0.0.1:{port}/")
             page.wait_for_function("() => document.getElementById('status').textContent"
                                    ".startsWith('warming up the engine (first run only)')")
@@ -247,8 +252,6 @@ def test_a_cold_server_shows_its_warm_up_then_the_game(browser, tmp_path):
             _play_one(page)
             page.wait_for_function(f"() => !busy && (game.turn > {turn} || game.over)")
             assert page.locator("#error").inner_text() == ""
-        finally:
-            context.close()
         assert _kernels(cache) == compiled, "kernels compiled after the server said it was warm"
     finally:
         server.terminate()
@@ -270,23 +273,20 @@ def test_the_page_waits_out_the_warm_up_then_plays(browser, tmp_path, monkeypatc
     monkeypatch.setattr(web, "_warm_page", lambda settings, specs: gate.wait(120) and real(settings, specs))
     settings = web.Settings(opponents=["greedy"], hint="greedy", save_dir=tmp_path, workers=1)
     with web.ServerThread(settings, wait_warm=False) as srv:
-        context = browser.new_context(viewport={"width": 1100, "height": 720})
-        try:
-            page = context.new_page()
-            page.set_default_timeout(30_000)
-            page.goto(srv.url)
-            page.wait_for_function("() => /^warming up the engine \\(first run only\\) … [1-9]\\d* s$/"
-                                   ".test(document.getElementById('status').textContent)")
-            assert page.evaluate("game") is None and page.evaluate("busy")
-            gate.set()
-            page.wait_for_selector("#cells .cell", timeout=120_000)
-            _wait_for_answer(page)
-            _play_one(page)
-            page.wait_for_function("() => !busy && game.turn >= 2")
-            assert page.locator("#error").inner_text() == ""
-        finally:
-            gate.set()
-            context.close()
+        with _new_page(browser) as page:
+            try:
+                page.goto(srv.url)
+                page.wait_for_function("() => /^warming up the engine \\(first run only\\) … [1-9]\\d* s$/"
+                                       ".test(document.getElementById('status').textContent)")
+                assert page.evaluate("game") is None and page.evaluate("busy")
+                gate.set()
+                page.wait_for_selector("#cells .cell", timeout=120_000)
+                _wait_for_answer(page)
+                _play_one(page)
+                page.wait_for_function("() => !busy && game.turn >= 2")
+                assert page.locator("#error").inner_text() == ""
+            finally:
+                gate.set()
 
 
 def test_the_page_says_when_the_warm_up_failed(browser, tmp_path, monkeypatch):
@@ -298,16 +298,11 @@ def test_the_page_says_when_the_warm_up_failed(browser, tmp_path, monkeypatch):
     monkeypatch.setattr(web, "_warm_page", failing_warm_page)
     settings = web.Settings(opponents=["greedy"], hint="greedy", save_dir=tmp_path, workers=1)
     with web.ServerThread(settings, wait_warm=False) as srv:
-        context = browser.new_context(viewport={"width": 1100, "height": 720})
-        try:
-            page = context.new_page()
-            page.set_default_timeout(30_000)
+        with _new_page(browser) as page:
             page.goto(srv.url)
             page.wait_for_function("() => document.getElementById('error').textContent.includes('no kernels today')")
             assert "warm-up failed" in page.locator("#error").inner_text()
             assert page.locator("#status").inner_text() == "the server cannot start a game"
-        finally:
-            context.close()
 
 
 def test_review_after_a_game_shows_progress_then_the_costliest_moves(server, page):

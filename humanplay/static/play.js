@@ -24,14 +24,14 @@ async function api(method, path, body) {
   return data;
 }
 
-async function call(method, path, body, onDone) {
-  if (busy) return;
+// Run `work` with the page busy (no clicks): its error, if any, goes in the error line.
+async function whileBusy(work) {
   busy = true;
   $("error").textContent = "";
   document.body.classList.add("busy");
   showStatus();
   try {
-    onDone(await api(method, path, body));
+    await work();
   } catch (err) {
     $("error").textContent = err.message;
   } finally {
@@ -39,6 +39,11 @@ async function call(method, path, body, onDone) {
     document.body.classList.remove("busy");
     showStatus();
   }
+}
+
+async function call(method, path, body, onDone) {
+  if (busy) return;
+  await whileBusy(async () => onDone(await api(method, path, body)));
 }
 
 function setGame(state) {
@@ -341,9 +346,7 @@ $("open").addEventListener("change", async (event) => {
 // with Retry-After, so the page says so and asks again; a failed warm-up (500,
 // "warm_up_failed") is shown and not asked again.
 async function start() {
-  busy = true;  // no clicks until there is a game
-  document.body.classList.add("busy");
-  try {
+  await whileBusy(async () => {  // no clicks until there is a game
     for (;;) {
       const response = await fetch("/api/state");
       const data = await response.json();
@@ -360,13 +363,7 @@ async function start() {
       const wait = Number(response.headers.get("Retry-After")) || 1;
       await new Promise((resolve) => setTimeout(resolve, wait * 1000));
     }
-  } catch (err) {
-    $("error").textContent = err.message;
-  } finally {
-    busy = false;
-    document.body.classList.remove("busy");
-    showStatus();
-  }
+  });
 }
 
 start();
