@@ -18,18 +18,16 @@ import time
 
 import numpy as np
 
+from engine.extras import require
+
 from .base import Agent, register
 from .parameters import positive_int
 
 
 def _openspiel():
     """(pyspiel, env.openspiel, ismcts, mcts), or a clear error without the extra."""
-    try:
-        import pyspiel
-        from open_spiel.python.algorithms import ismcts, mcts
-    except ImportError as exc:
-        raise ImportError("the OpenSpiel agents need the openspiel extra: "
-                          "pip install 'open-spiel==2.0.2'") from exc
+    pyspiel = require("pyspiel", "the OpenSpiel agents (openspiel-ismcts, openspiel-mcts)")
+    from open_spiel.python.algorithms import ismcts, mcts
     from env import openspiel as adapter
 
     return pyspiel, adapter, ismcts, mcts

@@ -35,6 +35,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from engine import rules
+from engine.extras import require
 from engine.files import atomic_write
 
 from .render import breakdown_text
@@ -356,6 +357,7 @@ def draw_board(state, ax=None, viewer: int | None = None, caption: bool = True, 
     fixed from the Axes' current size). Without, a new Figure sized to the picture
     (created without pyplot, so nothing is left open; Jupyter displays it inline).
     """
+    require("matplotlib", "drawing the board with matplotlib (draw_board, render_png)")
     width, height, shapes = _layout(state, viewer, caption, marks, title, coords)
     if ax is None:
         from matplotlib.figure import Figure
@@ -376,6 +378,7 @@ def draw_board(state, ax=None, viewer: int | None = None, caption: bool = True, 
 def render_png(state, path: str | Path | None = None, scale: float = 1.5, **options) -> bytes:
     """The board of `state` as PNG bytes drawn by matplotlib (options as for `board_svg`);
     also written to `path` if given. `scale` 1 is one pixel per layout unit."""
+    require("matplotlib", "drawing the board with matplotlib (draw_board, render_png)")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     fig = draw_board(state, dpi=100 * scale, **options)

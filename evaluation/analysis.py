@@ -75,6 +75,7 @@ from agents.search.core import simulation_rewards
 from agents.search.selfplay import shipped_network
 from agents.settings import MARGIN
 from agents.networks.evaluator import evaluate
+from engine.extras import optional
 from engine.files import atomic_write, atomic_write_text
 from engine import GameState, rules
 from engine.view import PlayerView
@@ -589,7 +590,7 @@ def write_analysis(result: dict, out: str | Path, stem: str = "analysis", plot: 
     paths = [out / f"{stem}.json", out / f"{stem}.md"]
     atomic_write_text(paths[0], json.dumps(result, indent=1) + "\n")
     atomic_write_text(paths[1], format_analysis(result))
-    if plot and result["decisions"]:
+    if plot and result["decisions"] and optional("matplotlib", "the analysis plot"):
         paths.append(out / f"{stem}.png")
         plot_analysis(result, paths[-1])
     return paths

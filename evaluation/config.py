@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, StringConstraints, ValidationError
 
+from agents import shipped
+
 if TYPE_CHECKING:
     from agents.play import TimeLimits
 
@@ -174,9 +176,7 @@ class EvalConfig(StrictConfig):
 
     @classmethod
     def from_yaml(cls, path: str | os.PathLike) -> "EvalConfig":
-        path = Path(path)
-        if not path.is_file():
-            raise ValueError(f"config file not found: {path}")
+        path = shipped.config_file(path)  # a path, or a shipped config by name ("eval_quick")
         try:
             data = yaml.safe_load(path.read_text())
         except yaml.YAMLError as exc:

@@ -41,6 +41,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from engine.extras import optional, require
 from engine.files import atomic_write
 from agents.base import AgentRecipe, is_typed, parse_agent, typed_agent
 
@@ -403,7 +404,8 @@ def write_outputs(run_dir: Path, data: LadderGames) -> dict:
     """Refit and write ladder.json and ladder.png (each atomically); return the summary."""
     summary = summarize(data, _fit_journal(data))
     write_json(run_dir / JSON_FILE, summary)
-    plot_ladder(summary, run_dir / PLOT_FILE)
+    if optional("matplotlib", "the ladder's plot (ladder.png)"):
+        plot_ladder(summary, run_dir / PLOT_FILE)
     return summary
 
 
@@ -422,6 +424,7 @@ def rebuild_ladder(run_dir: str | os.PathLike, plot_only: bool = False) -> dict:
             raise ValueError(f"no {JSON_FILE} in {run_dir}: rebuild it without --plot-only") from None
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise ValueError(f"{path} is not a ladder summary ({exc}); rebuild it without --plot-only") from None
+        require("matplotlib", "the ladder's plot (--plot-only)")
         plot_ladder(summary, run_dir / PLOT_FILE)
         return summary
     return write_outputs(run_dir, load_ladder_games(run_dir))

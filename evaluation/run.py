@@ -10,6 +10,7 @@ from typing import Sequence
 import yaml
 
 from agents.play import TimeLimits
+from engine.extras import optional
 from engine.files import atomic_write_text
 
 from .config import EvalConfig
@@ -123,7 +124,7 @@ def run_evaluation(cfg: EvalConfig, fresh: bool = False, echo=print) -> dict:
     write_json(out / "results.json", res)
     write_games_csv(out / "games.csv", records, cfg.players)
     files = ["results.json", "games.csv", "games.jsonl"]
-    if cfg.plots and res["games"]:
+    if cfg.plots and res["games"] and optional("matplotlib", "the tournament's plots"):
         from .plots import write_plots
 
         files += [p.name for p in write_plots(res, records, out)]

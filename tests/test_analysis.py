@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-import evaluate
+from evaluation import cli as evaluate
 from agents.play import play_game
 from engine import GameState, random_deal, rules
 from evaluation import analysis

@@ -300,7 +300,7 @@ def test_br_finds_the_exact_best_response_in_small_endgames():
 
 # --- evaluate.py exploit ----------------------------------------------------------------------
 def test_exploit_command_writes_its_table(tmp_path):
-    import evaluate
+    from evaluation import cli as evaluate
 
     out = tmp_path / "exploit"
     code = evaluate.main(["exploit", "--target", "greedy", "--br", "iterations=30", "--baseline",
@@ -316,7 +316,7 @@ def test_exploit_command_writes_its_table(tmp_path):
 
 
 def test_exploit_command_refuses_a_bad_target(tmp_path, capsys):
-    import evaluate
+    from evaluation import cli as evaluate
 
     assert evaluate.main(["exploit", "--target", "nosuch", "--games", "2", "--out", str(tmp_path)]) == 2
     assert "unknown agent" in capsys.readouterr().err
@@ -338,7 +338,7 @@ def test_the_exploit_best_response_is_typed_from_the_parsed_target_and_parameter
 
 
 def test_exploit_plays_one_seat_against_the_rest_at_four_players(tmp_path):
-    import evaluate
+    from evaluation import cli as evaluate
 
     out = tmp_path / "x4"
     assert evaluate.main(["exploit", "--target", "greedy", "--players", "4", "--br", "iterations=20", "--games", "4",
@@ -350,7 +350,7 @@ def test_exploit_plays_one_seat_against_the_rest_at_four_players(tmp_path):
 def test_a_ladders_generations_are_rated_by_a_best_response(tmp_path, capsys):
     """`evaluate.py ladder RUN --exploit G`: the raw policy of the first and last
     generations against a best response, on the same deals, paired."""
-    import evaluate
+    from evaluation import cli as evaluate
     from agents.search.mcts import GuidedSearch
     from agents.settings import SearchSettings
     from evaluation.exploit import raw_policy

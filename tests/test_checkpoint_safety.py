@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import agents
-import train
+from training import cli as train
 from agents.networks import NetConfig, PolicyValueNet, load_net, read_checkpoint, resolve_device, save_checkpoint
 from engine.files import atomic_write
 from training.config import config_from_dict, load_config, save_config

@@ -104,7 +104,7 @@ def test_the_flags_take_their_choices_and_defaults_from_the_config():
     import re
     import typing
 
-    import evaluate
+    from evaluation import cli as evaluate
 
     checked, defaults = 0, EvalConfig()
     for action in evaluate.run_parser()._actions:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import evaluate
+from evaluation import cli as evaluate
 from agents import AgentRecipe, parse_agent
 from evaluation.ladder import (GAMES_FILE, JSON_FILE, PLOT_FILE, Ladder, elo_difference, fit_ladder,
                                load_ladder_games, rebuild_ladder, significant_drops)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import agents
-import play
+from humanplay import cli as play
 from agents.play import play_game
 from engine import GameState, random_deal, rules
 from engine.game import Combination

@@ -264,7 +264,7 @@ def test_executor_arguments_are_checked(ray_module):
 
 
 def test_cli_spells_the_executor_options():
-    import evaluate
+    from evaluation import cli as evaluate
 
     args = evaluate.run_parser().parse_args(["--agents", "a", "b", "--executor", "ray", "--ray-address", "auto"])
     assert args.executor == "ray" and args.ray_address == "auto"
@@ -312,7 +312,7 @@ def test_selfplay_on_ray_stores_the_local_games_and_resumes_a_local_kill(cluster
     local run, and a Ray run killed during generation 1 after its first chunk (played
     locally) and resumed on Ray. The Ray run plays only the missing chunk, and every stored
     chunk equals the local run's."""
-    import train
+    from training import cli as train
     from training import teacher
     from training.config import load_config
     from training.selfplay import generation_file

@@ -223,7 +223,7 @@ try:
     connect(sys.argv[1])
 except ValueError as exc:
     print(f"connect: {time.monotonic() - start:.2f} {exc}")
-import evaluate  # then the command line's account of it, on stderr
+from evaluation import cli as evaluate  # then the command line's account of it, on stderr
 sys.exit(evaluate.main(sys.argv[2:]))
 """
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 import agents
-import train
+from training import cli as train
 from agents.play import play_game
 from agents.search.mcts import GuidedSearch
 from engine import random_deal

@@ -15,7 +15,7 @@ import torch
 import yaml
 
 import agents
-import train
+from training import cli as train
 from agents.networks import NetConfig, PolicyValueNet, load_net, read_checkpoint, save_checkpoint
 from agents.play import play_game
 from engine import kernel_cache, random_deal, rules

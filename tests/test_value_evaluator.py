@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import agents
-import train
+from training import cli as train
 from agents.search import core as sk
 from agents.networks import evaluator as vk
 from agents.networks import Evaluator, NetConfig, PolicyValueNet, load_net, read_checkpoint, save_checkpoint

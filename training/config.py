@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field, PlainSerializer, PlainValidator, model_va
 
 import agents
 from agents.networks.features import EXPOSURES
+from agents import shipped
 from agents.networks import NetConfig
 from engine.files import atomic_write
 from agents.settings import SearchSettings
@@ -255,9 +256,7 @@ def _refuse_the_retired_trainer(data: dict) -> None:
 
 def load_config(path: str | Path, overrides: list[str] = ()) -> TrainConfig:
     """Load a YAML config; `overrides` are "a.b=value" strings (YAML-parsed values)."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"config file not found: {path}")
+    path = shipped.config_file(path)  # a path, or a shipped config by name ("quickstart")
     data = read_config_file(path)
     for item in overrides:
         apply_override(data, item)

@@ -24,6 +24,7 @@ import os
 import shutil
 from pathlib import Path
 
+from engine.extras import optional
 from engine.files import atomic_write
 
 from .config import TrainConfig, config_from_dict, config_to_dict, missing_keys, read_config_file, save_config
@@ -152,13 +153,16 @@ class RunDir:
                 f.flush()
                 os.fsync(f.fileno())
         tb = self._tensorboard()
+        if tb is None:
+            return
         for k, v in metrics.items():
             if isinstance(v, (int, float)) and not (isinstance(v, float) and math.isnan(v)):
                 tb.add_scalar(k, v, step)
         tb.flush()
 
     def _tensorboard(self):
-        if self._tb is None:
+        """The run's TensorBoard writer (tb/), or None without the [plots] extra."""
+        if self._tb is None and optional("tensorboard", "the TensorBoard logs (tb/)"):
             from torch.utils.tensorboard import SummaryWriter
 
             self._tb = SummaryWriter(str(self.path / "tb"))
@@ -210,7 +214,10 @@ class RunDir:
 
     # --- the picture ------------------------------------------------------------------------
     def plot_learning_curve(self) -> Path | None:
-        """learning_curve.png: evaluation win rates and losses over iterations."""
+        """learning_curve.png: evaluation win rates and losses over iterations (None: no
+        rows yet, or no matplotlib: the [plots] extra)."""
+        if not optional("matplotlib", "the learning curve (learning_curve.png)"):
+            return None
         from matplotlib.figure import Figure  # not pyplot: leaves a notebook's backend alone
 
         header, rows = self._read_metrics()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agents import shipped
 from agents.base import Agent, register
 from agents.networks.checkpoints import device_parameter, resolve_device
 from agents.networks.policy import CheckpointAgent
@@ -26,7 +27,7 @@ from agents.settings import SearchSettings
 from .afterstate import AfterstateAgent
 from .mcts import ISMCTSAgent
 
-MODELS = Path(__file__).resolve().parents[2] / "models"
+MODELS = shipped.folder("models")  # the checkout's models/, or the installed package's copy
 
 
 def shipped_network(num_players: int, team: bool = False) -> Path:
