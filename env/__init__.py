@@ -16,6 +16,8 @@ Env history (the Gymnasium ids; details in `env.vector`'s docstring and docs/int
   changed: ``gymnasium.make("TwentyFourSeven-v1")`` is the same single-agent env as
   ``-v0`` (it has one learner, so one reward), and the PettingZoo env already gives every
   agent its reward.
+* `env.sb3` (imported on demand): `OnePolicyForEverySeat`, the AEC env as one
+  ``gymnasium.Env`` for one policy playing every seat (SB3 / MaskablePPO self-play).
 * `env.observation`: the one observation encoding all of them share (`encode`, `split`,
   ``OBS_SIZE``, ``PLANE_SHAPE``, ...).
 """
