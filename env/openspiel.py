@@ -20,11 +20,27 @@ actions                the engine's ids (``engine.rules``): 491, team variant 50
 strings                ``information_state_string(p)`` (perfect recall: the public
                        moves, p's own tiles and draws, the tiles p's partner showed
                        it), ``observation_string(p)`` (the position as p sees it now)
-tensors                ``observation_tensor(p)``: `env.observation.encode` (1338
-                       floats; zeros before the deal is complete; at a draw's
-                       chance node, the position before the pending placement). No
-                       information state tensor.
+tensors                ``observation_tensor(p)`` and ``information_state_tensor(p)``:
+                       both `env.observation.encode` (1338 floats; zeros before the
+                       deal is complete; at a draw's chance node, the position
+                       before the pending placement); shapes
+                       ``observation_tensor_shape()`` and
+                       ``information_state_tensor_shape()``, ``[1338]``
 =====================  =========================================================
+
+The information state tensor is the current observation, not the full history: two
+information states whose strings differ (the order of the moves, when each seat passed,
+p's earlier hands) can share a tensor, so it is not a perfect-recall key. Use
+``information_state_string(p)`` for that (tabular CFR, ISMCTS's nodes). As the input of
+a network learner (OpenSpiel's policy-gradient RPG/QPG/A2C, NFSP, DQN) the observation is
+adequate: what happens next (the legal moves, every score, the end and the rewards)
+depends only on the board, the minutes, the hands and the bag, all of that p may see is
+in the observation, and its unseen-tile counts hold what the history says of the hidden
+tiles, short of the hints in other seats' passes and earlier shows. It is also the input
+every network of this project reads, so a policy learned through OpenSpiel sees what ours
+see; and it is 1338 floats, where a one-hot history of every action would be
+``max_game_length() * num_distinct_actions()`` (36k floats for 2 players, 92k for the team
+variant).
 
 Order of chance nodes: the start tile (public), the 3 removed tiles (seen by nobody),
 each seat's hand in seat order (seen by that seat), then after every placement while
@@ -74,7 +90,7 @@ _GAME_TYPE = pyspiel.GameType(
     max_num_players=rules.MAX_PLAYERS,
     min_num_players=rules.MIN_PLAYERS,
     provides_information_state_string=True,
-    provides_information_state_tensor=False,
+    provides_information_state_tensor=True,
     provides_observation_string=True,
     provides_observation_tensor=True,
     parameter_specification=DEFAULT_PARAMS)
@@ -388,20 +404,21 @@ def _replay(game, actions: list[int]):
 
 # --- observer -----------------------------------------------------------------------------
 class TwentyFourSevenObserver:
-    """Strings and tensors of what one seat sees (OpenSpiel's PyObserver interface)."""
+    """Strings and tensors of what one seat sees (OpenSpiel's PyObserver interface). With
+    ``perfect_recall`` (the information state) the string is the whole history the seat
+    saw and the tensor still the current observation (see the module docstring)."""
 
     def __init__(self, iig_obs_type):
         if iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER or not iig_obs_type.public_info:
             raise ValueError("only the single-player observation (public information plus the "
                              "seat's own tiles) is provided")
         self.perfect_recall = bool(iig_obs_type.perfect_recall)
-        size = 0 if self.perfect_recall else obs_mod.OBS_SIZE
-        self.tensor = np.zeros(size, np.float32)
+        self.tensor = np.zeros(obs_mod.OBS_SIZE, np.float32)
         self.dict = {"observation": self.tensor}
 
     def set_from(self, state, player):
         self.tensor.fill(0)
-        if not self.perfect_recall and state._game is not None:
+        if state._game is not None:
             obs_mod.encode(state._game, player, out=self.tensor)
 
     def string_from(self, state, player):

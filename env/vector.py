@@ -1,9 +1,11 @@
 """N games of 24/7 stepped in one numba call: a self-play `gymnasium.vector.VectorEnv`.
 
-``gymnasium.make_vec("TwentyFourSeven-v0", num_envs=N, num_players=2, team=False)``
-returns `TwentyFourSevenVectorEnv` (through the registration's ``vector_entry_point``).
-Unlike the single-agent env there are no built-in opponents: every step takes one action
-per game *for whichever seat is to move*, so one policy plays all seats (self-play).
+``gymnasium.make_vec("TwentyFourSeven-v1", num_envs=N, num_players=2, team=False)``
+returns `TwentyFourSevenVectorEnv` with ``per_seat_rewards=True`` (through the
+registration's ``vector_entry_point``, `make_v1`); ``"TwentyFourSeven-v0"`` returns it
+with the v0 rewards (the default). Unlike the single-agent env there are no built-in
+opponents: every step takes one action per game *for whichever seat is to move*, so one
+policy plays all seats (self-play).
 
 =======================  ========================================================
 single_observation_space ``Dict(observation=Box(1338,) float32, action_mask=Box(A,) int8)``
@@ -12,8 +14,12 @@ single_action_space      Discrete(491), team variant Discrete(501)
 observation_space        the batched Dict: ``observation (N, 1338)``, ``action_mask (N, A)``
 action_space             MultiDiscrete([A] * N)
 step(actions)            actions: int array (N,), one per game
-reward (N,) float64      the final reward (docs/rules.md) of the seat that just acted, when
+reward, v0 (N,) float64  the final reward (docs/rules.md) of the seat that just acted, when
                          its action ended the game; else 0
+reward, v1 (N, P)        every seat's reward this step (P = num_players): game i's row is
+float64                  its final rewards (``GameState.rewards()``) on the step that ends
+                         it, else zeros; the same values as ``info["rewards_all"]``, whose
+                         row for the acting seat is v0's reward (pgx's convention)
 terminated (N,) bool     the action ended the game; truncated is always False
 info["current_player"]   (N,) int64: the seat to move in the returned observation
 info["action_mask"]      (N, A) int8: the same array as ``obs["action_mask"]``
@@ -51,8 +57,13 @@ from explicit deals (auto-resets still draw from the streams).
 ``copy=True`` (default) returns fresh arrays every step; ``copy=False`` reuses the same
 output buffers (faster, but a returned array changes on the next step).
 
-Version history:
-* v0: first release.
+Version history (the env ids of ``gymnasium.make_vec``; `env/__init__.py` registers both):
+* v0: first release. ``step`` returns the reward of the seat that just acted, shape (N,);
+  every seat's reward is in ``info["rewards_all"]``.
+* v1: ``step`` returns every seat's reward, shape (N, num_players) (``per_seat_rewards=True``),
+  as pgx does; the values are v0's ``info["rewards_all"]``, which v1 still returns. Nothing
+  else changed: observations, masks, auto-reset, info and seeding are v0's. Wrappers that
+  expect a reward of shape (N,) (``RecordEpisodeStatistics`` and the like) need v0.
 """
 
 from __future__ import annotations
@@ -91,7 +102,9 @@ class TwentyFourSevenVectorEnv(VectorEnv):
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": ["ansi", "rgb_array"]}
 
     def __init__(self, num_envs: int = 1, num_players: int = 2, team: bool = False, copy: bool = True,
-                 render_mode: str | None = None):
+                 render_mode: str | None = None, per_seat_rewards: bool = False):
+        """`per_seat_rewards`: `step` returns every seat's reward, (N, num_players) (v1),
+        instead of the acting seat's, (N,) (v0); see the module docstring."""
         rules.check_game_options(num_players, team)
         num_envs = validate.as_int(num_envs, "num_envs", 1)
         render_mod.check_render_mode(render_mode, self.metadata["render_modes"])
@@ -99,6 +112,7 @@ class TwentyFourSevenVectorEnv(VectorEnv):
         self.num_players = int(num_players)
         self.team = bool(team)
         self.copy = validate.as_flag(copy, "copy")
+        self.per_seat_rewards = validate.as_flag(per_seat_rewards, "per_seat_rewards")
         self.render_mode = render_mode
         self.num_actions = rules.num_actions(self.team)
         self.single_observation_space = obs_mod.observation_space(self.num_actions)
@@ -198,6 +212,8 @@ class TwentyFourSevenVectorEnv(VectorEnv):
         if num_finished:
             self._add_final_info(info, terminated, rewards_all, num_finished)
         truncated = np.zeros(self.num_envs, dtype=np.bool_)
+        if self.per_seat_rewards:
+            reward = rewards_all
         return {"observation": obs, "action_mask": mask}, reward, terminated, truncated, info
 
     def _as_actions(self, actions) -> np.ndarray:
@@ -290,3 +306,12 @@ class TwentyFourSevenVectorEnv(VectorEnv):
             return None
         draw = render_mod.rgb_array if self.render_mode == "rgb_array" else render_mod.ansi
         return tuple(draw(self.game(i)) for i in range(self.num_envs))
+
+
+def make_v1(num_envs: int = 1, **kwargs) -> TwentyFourSevenVectorEnv:
+    """``gymnasium.make_vec("TwentyFourSeven-v1", ...)``: the vector env with every seat's
+    reward from `step` (``per_seat_rewards=True``); `kwargs` as for the class."""
+    if "per_seat_rewards" in kwargs:
+        raise ValueError("TwentyFourSeven-v1 always returns every seat's reward; for the acting "
+                         "seat's reward use TwentyFourSeven-v0 (per_seat_rewards is not an option here)")
+    return TwentyFourSevenVectorEnv(num_envs, per_seat_rewards=True, **kwargs)

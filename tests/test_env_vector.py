@@ -255,3 +255,56 @@ def test_vector_reset_and_options_checked_first():
             TwentyFourSevenVectorEnv(**kw)
     with pytest.raises(ValueError, match="game index"):
         v.game(2)
+
+
+# --- TwentyFourSeven-v1: every seat's reward from step -------------------------------------
+def test_v1_is_the_same_class_with_per_seat_rewards():
+    v0 = gym.make_vec("TwentyFourSeven-v0", num_envs=2)
+    v1 = gym.make_vec("TwentyFourSeven-v1", num_envs=2, num_players=3, copy=False)
+    assert type(v0) is type(v1) is TwentyFourSevenVectorEnv
+    assert not v0.per_seat_rewards and v1.per_seat_rewards
+    assert (v1.num_envs, v1.num_players, v1.copy) == (2, 3, False)
+    single = gym.make("TwentyFourSeven-v1")  # the single-agent env did not change: one learner
+    assert type(single.unwrapped) is type(gym.make("TwentyFourSeven-v0").unwrapped)
+    with pytest.raises(ValueError, match="v1 always"):
+        gym.make_vec("TwentyFourSeven-v1", num_envs=2, per_seat_rewards=False)
+    for bad in ("yes", 2, None):
+        with pytest.raises(ValueError, match="per_seat_rewards"):
+            TwentyFourSevenVectorEnv(num_envs=2, per_seat_rewards=bad)
+
+
+@pytest.mark.parametrize("cfg", [dict(num_players=2), dict(num_players=3), dict(num_players=4, team=True)],
+                         ids=["2p", "3p", "team"])
+def test_v1_rewards_are_the_v0_rewards_of_every_seat(cfg):
+    """v0 and v1 on the same seed and actions: v1's reward rows are v0's
+    info["rewards_all"] rows, the acting seat's entry is v0's reward, a row is zero
+    while its game goes on, and at a game's end it holds every seat's final reward
+    (zero-sum: the row sums to 0) and sums over the steps to the game's rewards."""
+    n = 4
+    v0 = gym.make_vec("TwentyFourSeven-v0", num_envs=n, **cfg)
+    v1 = gym.make_vec("TwentyFourSeven-v1", num_envs=n, **cfg)
+    obs0, info0 = v0.reset(seed=11)
+    obs1, info1 = v1.reset(seed=11)
+    rng = np.random.default_rng(2)
+    totals, finished = np.zeros((n, v1.num_players)), 0
+    for _ in range(150):
+        np.testing.assert_array_equal(obs0["observation"], obs1["observation"])
+        actions = random_actions(obs1["action_mask"], rng)
+        movers = info1["current_player"].copy()
+        games = [v1.game(i) for i in range(n)]
+        obs0, r0, term0, _, info0 = v0.step(actions)
+        obs1, r1, term1, _, info1 = v1.step(actions)
+        assert r0.shape == (n,) and r1.shape == (n, v1.num_players) and r1.dtype == np.float64
+        np.testing.assert_array_equal(term0, term1)
+        np.testing.assert_array_equal(r1, info0["rewards_all"])
+        np.testing.assert_array_equal(r1[np.arange(n), movers], r0)
+        np.testing.assert_array_equal(info1["rewards_all"], r1)
+        totals += r1
+        for i in np.flatnonzero(term1):
+            games[i].step(int(actions[i]))
+            np.testing.assert_allclose(totals[i], games[i].rewards())
+            assert r1[i].sum() == pytest.approx(0.0) and r1[i].any()
+            totals[i] = 0.0
+            finished += 1
+        assert not r1[~term1].any()
+    assert finished >= n

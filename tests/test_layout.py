@@ -20,7 +20,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 RESEARCH = ROOT / "research"
-OUTSIDE = ("engine", "env", "agents", "training", "evaluation", "humanplay", "benchmarks", "tests", "docs")
+OUTSIDE = ("engine", "env", "agents", "training", "evaluation", "humanplay", "benchmarks", "examples", "tests", "docs")
 SECTION = re.compile(r'^RESULTS\.md: "([^"]+)"', re.M)
 
 

@@ -140,6 +140,7 @@ def test_strings_and_tensors_hide_what_a_seat_may_not_see():
         assert a.information_state_string(0) == b.information_state_string(0)
         assert a.observation_string(0) == b.observation_string(0)
         assert a.observation_tensor(0) == b.observation_tensor(0)
+        assert a.information_state_tensor(0) == b.information_state_tensor(0)
         assert a.information_state_string(1) != b.information_state_string(1)
         assert a.observation_string(1) != b.observation_string(1)
 
@@ -169,8 +170,10 @@ def test_a_team_show_is_seen_by_the_partner_only():
         assert a.information_state_string(seat) == b.information_state_string(seat)
         assert a.observation_string(seat) == b.observation_string(seat)
         assert a.observation_tensor(seat) == b.observation_tensor(seat)
+        assert a.information_state_tensor(seat) == b.information_state_tensor(seat)
     assert a.information_state_string(2) != b.information_state_string(2)
     assert a.observation_tensor(2) != b.observation_tensor(2)
+    assert a.information_state_tensor(2) != b.information_state_tensor(2)
 
 
 def public_facts(state, player):
@@ -200,6 +203,7 @@ def test_resampled_states_share_the_information_state(params):
                 assert world.information_state_string(player) == key
                 assert world.observation_string(player) == state.observation_string(player)
                 assert world.observation_tensor(player) == state.observation_tensor(player)
+                assert world.information_state_tensor(player) == state.information_state_tensor(player)
                 assert public_facts(world, player) == public_facts(state, player)
                 assert world.legal_actions() == state.legal_actions() or world.current_player() != player
                 differed += world._game.hands.tolist() != state._game.hands.tolist()

@@ -1,5 +1,7 @@
 """Mainstream RL libraries on our envs: the Gymnasium env's ``action_masks()`` and its
-dense ``reward="points"`` mode, and sb3-contrib's MaskablePPO training on it unaided."""
+dense ``reward="points"`` mode, sb3-contrib's MaskablePPO training on it unaided, and
+the one-policy-every-seat wrapper (`env.sb3`) with MaskablePPO and its example script
+(examples/selfplay_maskable_ppo.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import pytest
 
 from engine import rules
 from env.gym_env import POINTS_SCALE, TwentyFourSevenEnv
+from env.sb3 import OnePolicyForEverySeat
 
 CONFIGS = [dict(num_players=2), dict(num_players=3, seat=1), dict(num_players=4, team=True, seat=3)]
 IDS = ["2p", "3p", "team"]
@@ -76,49 +79,13 @@ def test_action_masks_show_team_actions():
     assert mask[rules.SHOW_BASE:].any()
 
 
-def one_policy_for_every_seat(aec_env):
-    """PettingZoo's documented pattern for SB3 action masking: a wrapper that hands every
-    seat's turn to one policy and reads the mask from ``observe(agent)["action_mask"]``.
-    gymnasium 1.x wrappers (sb3-contrib's ActionMasker) accept only a ``gymnasium.Env``,
-    so the wrapper is one too (docs/interop.md). It counts the illegal actions it is
-    given: the wrapped AEC env does not raise on one, its TerminateIllegalWrapper ends the
-    game there with reward -1 for the mover (see the test below)."""
-    import gymnasium
-    from pettingzoo.utils import BaseWrapper
-
-    class Wrapper(BaseWrapper, gymnasium.Env):
-        illegal_actions = 0
-
-        def reset(self, seed=None, options=None):
-            super().reset(seed, options)
-            agent = self.possible_agents[0]
-            self.observation_space = super().observation_space(agent)["observation"]
-            self.action_space = super().action_space(agent)
-            return self.observe(self.agent_selection), {}
-
-        def step(self, action):
-            mover = self.agent_selection
-            self.illegal_actions += not self.action_mask()[int(action)]
-            super().step(action)
-            return (self.observe(self.agent_selection), self._cumulative_rewards[mover],
-                    self.terminations[mover], self.truncations[mover], self.infos[mover])
-
-        def observe(self, agent):
-            return super().observe(agent)["observation"]
-
-        def action_mask(self):
-            return super().observe(self.agent_selection)["action_mask"].astype(bool)
-
-    return Wrapper(aec_env)
-
-
 def test_an_illegal_action_in_the_wrapped_aec_env_ends_the_game_with_a_penalty(caplog):
     """What an SB3 policy meets if it ignores the mask: no exception, the episode ends
     (PettingZoo's wrapper marks every seat terminated and truncated alike), the mover
     gets -1, the others 0, and the game itself is not over (nothing was placed)."""
     from env import aec
 
-    seats = one_policy_for_every_seat(aec.env(num_players=3))
+    seats = OnePolicyForEverySeat(aec.env(num_players=3))
     seats.reset(seed=0)
     mover, game = seats.agent_selection, seats.unwrapped.game
     board, turn = game.board.copy(), game.turn
@@ -176,23 +143,22 @@ def test_maskable_ppo_trains_on_the_env_unaided():
 
 @pytest.mark.slow
 def test_the_pettingzoo_action_mask_drives_maskable_ppo():
-    """MaskablePPO through `one_policy_for_every_seat` on the 3-player AEC env: every
-    action it takes, training and playing, is legal (counted by the wrapper: an illegal
-    one would only end an episode early), its updates change the policy and the last
-    game is played to its end."""
+    """MaskablePPO on `env.sb3.maskable_selfplay_env` (the 3-player AEC env in
+    OnePolicyForEverySeat and ActionMasker): every action it takes, training and playing,
+    is legal (counted by the wrapper: an illegal one would only end an episode early), its
+    updates change the policy and the last game is played to its end."""
     pytest.importorskip("sb3_contrib", exc_type=ImportError)
     import torch
     from sb3_contrib import MaskablePPO
-    from sb3_contrib.common.wrappers import ActionMasker
 
-    from env import aec
+    from env.sb3 import maskable_selfplay_env
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        seats = one_policy_for_every_seat(aec.env(num_players=3))
-        seats.reset(seed=0)
-        env = ActionMasker(seats, lambda e: e.action_mask())
+        env = maskable_selfplay_env(num_players=3)
+        seats = env.env
+        assert isinstance(seats, OnePolicyForEverySeat) and env.observation_space.shape == (1338,)
         model = MaskablePPO("MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=1, seed=0)
         before = parameters(model)
         train_briefly_and_play_to_the_end(model, env)
@@ -200,6 +166,58 @@ def test_the_pettingzoo_action_mask_drives_maskable_ppo():
         assert seats.illegal_actions == 0
     finally:
         torch.set_num_threads(threads)
+
+
+def test_the_wrapper_refuses_what_it_cannot_wrap_and_names_the_sb3_extra(monkeypatch):
+    """Bad input is a ValueError naming what it needs; without sb3-contrib,
+    `maskable_selfplay_env` is an ImportError naming the extra (the module itself
+    imports without it)."""
+    import sys
+
+    from gymnasium import spaces
+    from pettingzoo import AECEnv
+
+    from env import sb3
+
+    class NoMask(AECEnv):
+        possible_agents = ["a", "b"]
+
+        def observation_space(self, agent):
+            return spaces.Box(0, 1, (3,))
+
+        def action_space(self, agent):
+            return spaces.Discrete(2)
+
+    for bad in ("env", TwentyFourSevenEnv()):
+        with pytest.raises(ValueError, match="PettingZoo AEC env"):
+            OnePolicyForEverySeat(bad)
+    with pytest.raises(ValueError, match="action_mask"):
+        OnePolicyForEverySeat(NoMask())
+    monkeypatch.setitem(sys.modules, "sb3_contrib", None)
+    monkeypatch.setitem(sys.modules, "sb3_contrib.common.wrappers", None)
+    with pytest.raises(ImportError, match=r'pip install "twentyfourseven\[sb3\]"'):
+        sb3.maskable_selfplay_env()
+
+
+def test_the_wrapper_hands_every_seat_to_one_policy():
+    """A 2-player game through the wrapper, random legal actions: the observation `step`
+    returns is the next mover's, its mask the mover's, rewards 0 until the last step,
+    whose reward is the last mover's final reward."""
+    from env import aec
+
+    seats = OnePolicyForEverySeat(aec.env(num_players=2))
+    obs, info = seats.reset(seed=4)
+    assert info == {} and seats.observation_space.contains(obs)
+    rng, rewards, done = np.random.default_rng(0), [], False
+    while not done:
+        game = seats.unwrapped.game
+        assert np.array_equal(seats.action_mask(), game.legal_action_mask()[:rules.NUM_ACTIONS])
+        assert np.array_equal(obs, seats.unwrapped.observe(f"player_{game.current_player}")["observation"])
+        mover = game.current_player
+        obs, reward, done, truncated, _ = seats.step(int(rng.choice(np.flatnonzero(seats.action_mask()))))
+        rewards.append(reward)
+    assert not truncated and seats.illegal_actions == 0 and game.is_over
+    assert all(r == 0 for r in rewards[:-1]) and rewards[-1] == game.rewards()[mover]
 
 
 def test_the_maskable_ppo_benchmark_clones_greedy_into_the_default_policy(capsys):
@@ -218,3 +236,30 @@ def test_the_maskable_ppo_benchmark_clones_greedy_into_the_default_policy(capsys
     out = capsys.readouterr().out
     assert "clone epoch 2: cross-entropy" in out
     assert "cloned from greedy (300 positions, 2 epochs): score vs random" in out
+
+
+def test_the_selfplay_example_trains_and_plays_random(capsys, monkeypatch):
+    """examples/selfplay_maskable_ppo.py with a tiny budget: MaskablePPO learns by
+    self-play through env.sb3 (3 players), then its policy plays `random` as an agent of
+    this project, every game to its end without a forfeit, and the score is reported."""
+    pytest.importorskip("sb3_contrib", exc_type=ImportError)
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    import torch
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "selfplay_maskable_ppo.py"
+    spec = importlib.util.spec_from_file_location("selfplay_maskable_ppo", path)
+    example = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, example)  # its dataclass looks itself up there
+    spec.loader.exec_module(example)
+    threads = torch.get_num_threads()
+    try:
+        score = example.main(["--timesteps", "64", "--games", "3", "--players", "3"])
+    finally:
+        torch.set_num_threads(threads)
+    assert score.games == 3 and score.forfeits == 0 and 0.0 <= score.mean <= 1.0
+    assert "MaskablePPO self-play, 3 players, 64 steps" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        example.main(["--timesteps", "0"])
