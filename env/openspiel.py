@@ -64,14 +64,16 @@ hand) is drawn again.
 from __future__ import annotations
 
 import numpy as np
-import pyspiel
 
 from engine import access, rules
+from engine.extras import require
 from engine.game import GameState
 from engine.kernels import apply_action
 from engine.view import PlayerView
 
 from . import observation as obs_mod
+
+pyspiel = require("pyspiel", "the OpenSpiel game (env.openspiel)")
 
 GAME_NAME = "python_twentyfourseven"
 DEFAULT_PARAMS = {"players": 2, "team": False}

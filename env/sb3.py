@@ -44,7 +44,8 @@ import numpy as np
 from pettingzoo import AECEnv
 from pettingzoo.utils import BaseWrapper
 
-SB3_EXTRA = 'maskable_selfplay_env needs sb3-contrib: pip install "twentyfourseven[sb3]"'
+from engine.extras import require
+
 
 
 class OnePolicyForEverySeat(BaseWrapper, gymnasium.Env):
@@ -89,10 +90,8 @@ def maskable_selfplay_env(num_players: int = 2, team: bool = False):
     ``MaskablePPO("MlpPolicy", ...)``. ImportError naming the extra without sb3-contrib."""
     from .aec import env as aec_env
 
-    try:
-        from sb3_contrib.common.wrappers import ActionMasker
-    except ImportError as exc:
-        raise ImportError(SB3_EXTRA) from exc
+    require("sb3_contrib", "maskable_selfplay_env")
+    from sb3_contrib.common.wrappers import ActionMasker
     return ActionMasker(OnePolicyForEverySeat(aec_env(num_players=num_players, team=team)),
                         _mover_mask)
 

@@ -2,12 +2,11 @@
 information state tensor (env/openspiel.py: the seat's observation, `env.observation`)
 is what they read.
 
-OpenSpiel 2.0.2's PyTorch NFSP, DQN and Deep CFR import ``tree`` (dm-tree), which
-open-spiel does not install and this project's extras do not list, so they cannot run
-here (and Deep CFR's external sampling would walk every action of the traverser at each
-of its ~37 decisions: no single traversal of this game ends). The policy-gradient
-learners (RPG, QPG, A2C; Srinivasan et al. 2018, made for partially observable games)
-need only torch: RPG is the one trained here.
+NFSP (Heinrich and Silver 2016), OpenSpiel's PyTorch version, and the policy-gradient RPG
+(Srinivasan et al. 2018, made for partially observable games) train here for a few games.
+NFSP imports ``tree`` (dm-tree), which open-spiel does not install: the ``openspiel`` extra
+lists it. Deep CFR does not fit this game: its external sampling walks every action of the
+traverser at each of its ~37 decisions, so no single traversal ends.
 """
 
 from __future__ import annotations
@@ -106,3 +105,49 @@ def test_openspiel_rpg_learns_from_the_information_state_tensor(one_torch_thread
     probs = learners[0].step(time_step, is_evaluation=True).probs
     legal = time_step.observations["legal_actions"][0]
     assert probs.sum() == pytest.approx(1.0) and probs[legal].sum() == pytest.approx(1.0)
+
+
+def test_openspiel_nfsp_learns_from_the_information_state_tensor(one_torch_thread):
+    """NFSP (its DQN best response and its average policy, 32-unit networks on the
+    information state tensor) plays three 2-player games; both networks' inputs are the
+    tensor's size, the average policy learns (a finite supervised loss, changed weights),
+    and its policy at a decision puts weight on legal actions only."""
+    pytest.importorskip("tree", exc_type=ImportError)
+    import torch
+    from open_spiel.python import rl_environment
+    from open_spiel.python.pytorch import nfsp
+
+    game = pyspiel.load_game(adapter.GAME_NAME, {"players": 2})
+    env = rl_environment.Environment(game, seed=1)
+    size = env.observation_spec()["info_state"][0]
+    assert size == OBS_SIZE
+    learners = [nfsp.NFSP(seat, size, game.num_distinct_actions(), hidden_layers_sizes=(32,),
+                          reservoir_buffer_capacity=1000, anticipatory_param=0.5, batch_size=16,
+                          min_buffer_size_to_learn=16, learn_every=8, replay_buffer_capacity=1000,
+                          epsilon_decay_duration=100, seed=seat)
+                for seat in range(2)]
+    for learner in learners:  # the average policy and the best response read the tensor
+        assert _in_features(learner._avg_network) == _in_features(learner._rl_agent._q_network) == size
+    before = [[p.detach().clone() for p in learner._avg_network.parameters()] for learner in learners]
+    for _ in range(3):
+        seen, last = play_episode(env, learners)
+        assert len(seen) > 20 and all(len(tensor) == size for _, tensor, _ in seen)
+    assert last.last() and sum(last.rewards) == pytest.approx(0.0)
+    for learner, weights in zip(learners, before):
+        sl_loss, _ = learner.loss
+        assert sl_loss is not None and np.isfinite(float(sl_loss))
+        assert any(not torch.equal(a, b) for a, b in zip(weights, learner._avg_network.parameters()))
+    time_step = env.reset()
+    while time_step.observations["current_player"] != 0:
+        time_step = env.step([learners[time_step.observations["current_player"]].step(time_step, True).action])
+    with learners[0].temp_mode_as(nfsp.MODE.AVERAGE_POLICY):
+        probs = learners[0].step(time_step, is_evaluation=True).probs
+    legal = time_step.observations["legal_actions"][0]
+    assert probs.sum() == pytest.approx(1.0) and probs[legal].sum() == pytest.approx(1.0)
+
+
+def _in_features(network) -> int:
+    """The input width of an OpenSpiel PyTorch MLP: its first linear layer's."""
+    import torch
+
+    return next(m for m in network.modules() if isinstance(m, torch.nn.Linear)).in_features
