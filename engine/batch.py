@@ -248,7 +248,7 @@ def check_states(grid, info, num_players: int, team: bool) -> None:
     checked: that play could reach the position (scores, turn and history are free).
     """
     n = int(num_players)
-    team = int(bool(team))
+    team = bool(team)
     num_games = _check_state_types(grid, info)
     _check_scalars(info, n, team)
     hands = info[:, layout.HAND:layout.HAND + _NUM_PLAYERS_SLOTS * _HAND_VALUES].reshape(
@@ -303,7 +303,7 @@ def _check_state_types(grid, info) -> int:
     return num_games
 
 
-def _check_scalars(info, n: int, team: int) -> None:
+def _check_scalars(info, n: int, team: bool) -> None:
     def column(offset, width=1):
         return info[:, offset:offset + width]
 

@@ -187,7 +187,7 @@ class raw_env(AECEnv):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
+        self.infos: dict[str, dict] = {a: {} for a in self.agents}
         seat = self.game.current_player
         obs = np.empty(obs_mod.OBS_SIZE, dtype=np.float32)
         mask = np.empty(self.num_actions, dtype=np.int8)
@@ -213,19 +213,19 @@ class raw_env(AECEnv):
             return
         action_id = as_action_id(action)
         if action_id is None or not 0 <= action_id < self.num_actions:
-            raise ValueError(self.game.illegal_message(action))
+            raise ValueError(self._live.illegal_message(action))
         obs = np.empty(obs_mod.OBS_SIZE, dtype=np.float32)
         mask = np.empty(self.num_actions, dtype=np.int8)
         points = step_and_observe(self._grid, self._info, action_id, obs, mask.view(np.bool_))
         if points < 0:
-            raise ValueError(self.game.illegal_message(action))
-        self._cache_seat = self.game.current_player
+            raise ValueError(self._live.illegal_message(action))
+        self._cache_seat = self._live.current_player
         self._cache = {"observation": obs, "action_mask": mask}
         self._cumulative_rewards[agent] = 0.0
         step_info = {"points": int(points)}
         self.infos = {a: step_info for a in self.agents}
-        if self.game.is_over:
-            final = self.game.rewards()
+        if self._live.is_over:
+            final = self._live.rewards()
             self.rewards = {a: float(final[i]) for i, a in enumerate(self.possible_agents)}
             self.terminations = dict.fromkeys(self.agents, True)
         else:
@@ -236,6 +236,13 @@ class raw_env(AECEnv):
             self.render()
 
     # --- extras --------------------------------------------------------------------------
+    @property
+    def _live(self) -> GameState:
+        """The game under way (ValueError before `reset` starts one)."""
+        if self.game is None:
+            raise ValueError("no game yet: call reset() first")
+        return self.game
+
     @property
     def last_breakdown(self):
         """The scoring breakdown of the last action (empty after a pass or a show)."""

@@ -196,9 +196,16 @@ class TwentyFourSevenEnv(gym.Env):
         return self._last_mask.astype(np.bool_)
 
     # --- helpers ---------------------------------------------------------------------------
+
+    @property
+    def _live(self) -> GameState:
+        """The game under way (ValueError before `reset` starts one)."""
+        if self.game is None:
+            raise ValueError("no game yet: call reset() first")
+        return self.game
     def _minute_lead(self) -> float:
         """(learner's side minutes - mean opposing side minutes) / 100, for reward="points"."""
-        scores = self.game.scores
+        scores = self._live.scores
         if self.team:
             sides = [float(sum(scores[s] for s in team)) for team in rules.TEAMS]
             mine = next(i for i, team in enumerate(rules.TEAMS) if self.seat in team)
@@ -213,7 +220,7 @@ class TwentyFourSevenEnv(gym.Env):
 
     def _play_opponents(self) -> None:
         """Let the other seats act until it is the learner's turn or the game is over."""
-        game = self.game
+        game = self._live
         while not game.is_over:
             seat = game.current_player
             if seat == self.seat:
@@ -233,7 +240,7 @@ class TwentyFourSevenEnv(gym.Env):
             return int(legal[self.np_random.integers(len(legal))])
         obs = obs_mod.encode(self.game, seat)
         if hasattr(opp, "act"):
-            action = opp.act(obs, PlayerView(self.game, seat))
+            action = opp.act(obs, PlayerView(self._live, seat))
         else:
             legal_mask(self._grid, self._info, mask)
             action = opp(obs, mask.astype(np.int8), self.game)
@@ -252,7 +259,7 @@ class TwentyFourSevenEnv(gym.Env):
 
     def _make_info(self, mask: np.ndarray) -> dict:
         return {"action_mask": mask, "seat": self.seat, "points": self._points,
-                "scores": self.game.scores}
+                "scores": self._live.scores}
 
     def render(self):
         return render_mod.render_frame(self.render_mode, self.game, self.seat)

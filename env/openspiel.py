@@ -73,7 +73,8 @@ from engine.view import PlayerView
 
 from . import observation as obs_mod
 
-pyspiel = require("pyspiel", "the OpenSpiel game (env.openspiel)")
+require("pyspiel", "the OpenSpiel game (env.openspiel)")  # without the extra: one line naming it
+import pyspiel  # noqa: E402
 
 GAME_NAME = "python_twentyfourseven"
 DEFAULT_PARAMS = {"players": 2, "team": False}
@@ -114,7 +115,7 @@ class TwentyFourSevenGame(pyspiel.Game):
             team = bool(team)
         if not isinstance(team, (bool, np.bool_)):
             raise ValueError(f"team must be a bool, got {team!r}")
-        rules.check_game_options(players, team)
+        rules.check_game_options(players, bool(team))
         self.num_seats, self.team = int(players), bool(team)
         info = pyspiel.GameInfo(
             num_distinct_actions=rules.NUM_TEAM_ACTIONS if self.team else rules.NUM_ACTIONS,
@@ -171,10 +172,10 @@ class TwentyFourSevenState(pyspiel.State):
     def returns(self):
         if not self.is_terminal():
             return [0.0] * self._num_seats
-        return [float(r) for r in self._game.rewards()]
+        return [float(r) for r in self._live.rewards()]
 
     def _legal_actions(self, player):
-        mask = self._game.legal_action_mask()[:self._num_actions]
+        mask = self._live.legal_action_mask()[:self._num_actions]
         return np.flatnonzero(mask).tolist()
 
     def chance_outcomes(self):
@@ -182,12 +183,19 @@ class TwentyFourSevenState(pyspiel.State):
         return [(v, c / total) for v, c in enumerate(self._pool) if c]
 
     # --- moves ---------------------------------------------------------------------------
+    @property
+    def _live(self) -> GameState:
+        """The engine's game (None only while the deal is under way, before any move)."""
+        if self._game is None:
+            raise ValueError("the deal is not complete yet: no move, reward or legal action exists")
+        return self._game
+
     def _apply_action(self, action):
         action = int(action)
         if self.current_player() == pyspiel.PlayerId.CHANCE:
             self._apply_chance(action)
             return
-        game = self._game
+        game = self._live
         seat = game.current_player
         if not game.is_legal(action):
             raise ValueError(f"illegal action {action} for seat {seat}; legal actions: "
@@ -239,7 +247,7 @@ class TwentyFourSevenState(pyspiel.State):
         self._deal = []
 
     def _shown_now(self) -> tuple[int, ...]:
-        return tuple(int(x) for x in self._game.shown_tiles) if self._team else ()
+        return tuple(int(x) for x in self._live.shown_tiles) if self._team else ()
 
     # --- strings -----------------------------------------------------------------------
     def _action_to_string(self, player, action):
@@ -268,7 +276,7 @@ class TwentyFourSevenState(pyspiel.State):
             if self._events:
                 raise NotImplementedError("a state started from a position (state_at) can be "
                                           "resampled only before any move is made from it")
-            return state_at(game, PlayerView(self._game, player).sample_world(rng))
+            return state_at(game, PlayerView(self._live, player).sample_world(rng))
         key = self.information_state_string(player)
         for _ in range(RESAMPLE_ATTEMPTS):
             outcomes = _sample_history(self, player, rng)

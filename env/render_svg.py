@@ -196,10 +196,10 @@ def _layout(state, viewer=None, caption=True, marks=None, title=None, coords=Tru
         for k in range(rules.BOARD_SIZE):
             shapes.append(Text(x0 + k * CELL + CELL / 2, y0 - EDGE / 2 - 3, str(k), 10, MUTED))
             shapes.append(Text(x0 - EDGE / 2 - 3, y0 + k * CELL + CELL / 2, str(k), 10, MUTED))
-    y = y0 + size + 10
+    bottom: float = y0 + size + 10
     if caption:
-        y = _caption(p, shapes, PAD + 2, y, width - 2 * PAD)
-    return width, y + PAD, shapes
+        bottom = _caption(p, shapes, PAD + 2, bottom, width - 2 * PAD)
+    return width, bottom + PAD, shapes
 
 
 def _caption(p, shapes, x, y, width) -> float:
@@ -219,11 +219,11 @@ def _caption(p, shapes, x, y, width) -> float:
     else:
         lead = [p["current"]]
     for s in range(p["n"]):
-        tiles = "tile" if p["sizes"][s] == 1 else "tiles"
+        noun = "tile" if p["sizes"][s] == 1 else "tiles"
         y += LINE
         if s in lead:
             shapes.append(Text(x, y - LINE / 2, "▶", 11, INK, "start"))
-        shapes.append(Text(x + 16, y - LINE / 2, f"player_{s}: {p['scores'][s]} min, {p['sizes'][s]} {tiles} in hand",
+        shapes.append(Text(x + 16, y - LINE / 2, f"player_{s}: {p['scores'][s]} min, {p['sizes'][s]} {noun} in hand",
                            12, INK if s in lead else MUTED, "start", s in lead))
     if p["team"]:
         sc = p["scores"]

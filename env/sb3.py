@@ -64,7 +64,7 @@ class OnePolicyForEverySeat(BaseWrapper, gymnasium.Env):
 
     def reset(self, seed: int | None = None, options: dict | None = None):
         """A new game; the first mover's observation and an empty info."""
-        super().reset(seed, options)
+        super().reset(seed=seed, options=options)
         return self.observe(self.agent_selection), {}
 
     def step(self, action):
@@ -96,7 +96,8 @@ def maskable_selfplay_env(num_players: int = 2, team: bool = False):
                         _mover_mask)
 
 
-def _mover_mask(env: OnePolicyForEverySeat) -> np.ndarray:
+def _mover_mask(env) -> np.ndarray:
+    """The mask of the seat to move (`OnePolicyForEverySeat.action_mask`), for ActionMasker."""
     return env.action_mask()
 
 

@@ -129,7 +129,7 @@ class TwentyFourSevenVectorEnv(VectorEnv):
         self._final_scores = np.zeros((n, self.num_players), dtype=np.int64)
         self._final_mask = np.zeros(self.num_actions, dtype=np.int8)  # shared, read-only
         self._final_mask.flags.writeable = False
-        self._buffers = None
+        self._buffers: tuple[np.ndarray, ...] | None = None  # the step's outputs, reused unless copy
         self._started = False
 
     # --- buffers -------------------------------------------------------------------------
