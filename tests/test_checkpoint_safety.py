@@ -18,7 +18,7 @@ from agents.networks import NetConfig, PolicyValueNet, load_net, read_checkpoint
 from engine.files import atomic_write
 from training.config import config_from_dict, load_config, save_config
 
-REPO = Path(train.__file__).parent
+REPO = Path(train.__file__).parents[1]
 SHIPPED = REPO / "models" / "selfplay_2p.pt"
 REFUSED = "refusing to load"
 

@@ -236,7 +236,7 @@ def test_masking_never_lets_an_illegal_action_through():
     assert mask[torch.arange(64), logits.argmax(1)].all()
 
 
-REPO = Path(train.__file__).parent
+REPO = Path(train.__file__).parents[1]
 
 
 @pytest.mark.parametrize("path", sorted(p.name for p in (REPO / "configs").glob("*.yaml")
@@ -316,7 +316,7 @@ def test_the_shipped_networks_beat_greedy(name):
 
 def test_cli_help():
     out = subprocess.run([sys.executable, "train.py", "--help"], capture_output=True, text=True,
-                         cwd=Path(train.__file__).parent)
+                         cwd=Path(train.__file__).parents[1])
     assert out.returncode == 0 and "--resume" in out.stdout
 
 

@@ -189,7 +189,7 @@ def test_network_search_checks_evaluator_parameters(tmp_path):
 def test_the_shipped_selfplay_network_searches_with_its_evaluator():
     from pathlib import Path
 
-    path = Path(train.__file__).parent / "models" / "selfplay_2p.pt"
+    path = Path(train.__file__).parents[1] / "models" / "selfplay_2p.pt"
     agent = agents.make(f"ismcts:net={path},iterations=50,prior=3", seed=0)
     assert agent._kernel is sk.search_greedy_evaluator and len(agent._data.net) > 0 and agent.depth == 1
     record = play_game([agent, agents.make("greedy")], random_deal(8))
