@@ -22,6 +22,7 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, StringConstraints, ValidationError
 
 from agents import shipped
+from engine.extras import install_hint
 
 if TYPE_CHECKING:
     from agents.play import TimeLimits
@@ -239,7 +240,7 @@ class EvalConfig(StrictConfig):
         if self.ray_address is not None and not self.ray_address.strip():
             raise ValueError("ray_address must not be empty (e.g. 'auto' or 'HOST:6379')")
         if self.executor == "ray" and importlib.util.find_spec("ray") is None:
-            raise ValueError("executor: ray needs Ray installed: pip install -e '.[ray]' (or pip install 'ray>=2.40')")
+            raise ValueError(f"executor: ray: ray is not installed; {install_hint('ray')}")
 
     def _validate_time_limits(self) -> None:
         from agents.parameters import seconds

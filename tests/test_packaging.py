@@ -49,7 +49,7 @@ def test_the_core_names_no_library_of_an_extra_and_every_extra_is_known():
 def test_a_missing_library_is_one_line_naming_its_extra(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # an import of it now fails
     with pytest.raises(extras.MissingExtra) as caught:
-        extras.require("matplotlib.figure", "the plots")
+        extras.require("matplotlib", "the plots")
     assert str(caught.value) == 'the plots: matplotlib is not installed; pip install "twentyfourseven[plots]"'
     assert extras.optional("matplotlib", "a picture nobody asked for") is None
     assert extras.optional("matplotlib", "a picture nobody asked for") is None  # said once

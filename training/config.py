@@ -25,6 +25,7 @@ import agents
 from agents.networks.features import EXPOSURES
 from agents import shipped
 from agents.networks import NetConfig
+from engine.extras import install_hint
 from engine.files import atomic_write
 from agents.settings import SearchSettings
 from evaluation.config import Executor, StrictConfig, parse
@@ -172,7 +173,7 @@ class TrainConfig(StrictConfig):
         _check(sp.ray_address is None or sp.ray_address.strip() != "", "selfplay.ray_address",
                "must not be empty (e.g. 'auto' or 'HOST:6379')")
         _check(sp.executor != "ray" or importlib.util.find_spec("ray") is not None, "selfplay.executor",
-               "ray needs Ray installed: pip install -e '.[ray]'")
+               f"ray is not installed; {install_hint('ray')}")
         if self.algorithm == "selfplay":
             _ = sp.teacher, sp.anchors  # typed now: a bad spec fails at load
         _ = self.eval.lineup
