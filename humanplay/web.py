@@ -18,7 +18,9 @@ API (JSON; POST bodies are objects):
 
 * ``GET /api/state?game=ID``: the game as the person sees it (no id: the current game,
   a new one if none).
-* ``POST /api/new`` ``{"players": 2, "seat": 0, "seed": 1}``: a new game (all optional).
+* ``POST /api/new`` ``{"players": 4, "team": true, "seat": 0, "seed": 1}``: a new game
+  (all optional, null is left out; by default the server's ``--players`` and ``--team``,
+  the team variant only with 4 players).
 * ``POST /api/move`` ``{"game": ID, "action": 253}``: the person's move; the reply
   holds the agents' answers (``replies``).
 * ``POST /api/undo`` / ``POST /api/hint`` ``{"game": ID}``.
@@ -211,9 +213,9 @@ class Games:
     async def new_game(self, sid: str, body: dict) -> dict:
         s = self.settings
         players = _int_field(body, "players", s.players, 2, 4)
+        team = _team_field(body, s.team and players == rules.TEAM_PLAYERS, players)
         seat = _int_field(body, "seat", s.seat if s.seat < players else 0, 0, players - 1)
         seed = _int_field(body, "seed", None, 0, 2**63 - 1)
-        team = s.team and players == rules.TEAM_PLAYERS
         seed = self.next_seed() if seed is None else seed
         try:
             session = Session(random_deal(seed), players, team, seat, s.opponents, seed, s.hint, deal_seed=seed)
@@ -504,12 +506,28 @@ async def _warm_up(settings: Settings, pools: workers.Pools, say, warm: WarmUp) 
 
 
 def _int_field(body: dict, name: str, default, low: int, high: int):
-    value = body.get(name, default)
+    """The integer `name` of the body, `default` when it is left out (or null)."""
+    value = body.get(name)
     if value is None:
-        return None
+        return default
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise ApiError(HTTPStatus.BAD_REQUEST, f"'{name}' must be an integer in {low}..{high}, got {value!r}")
     return value
+
+
+def _team_field(body: dict, default: bool, players: int) -> bool:
+    """The body's 'team' (true or false, `default` when left out or null); the team
+    variant is for 4 players only."""
+    team = body.get("team")
+    if team is None:
+        return default
+    if not isinstance(team, bool):
+        raise ApiError(HTTPStatus.BAD_REQUEST, f"'team' must be true or false, got {team!r}")
+    if team and players != rules.TEAM_PLAYERS:
+        raise ApiError(HTTPStatus.BAD_REQUEST,
+                       f"the team variant is for {rules.TEAM_PLAYERS} players (seats 0+2 against 1+3), "
+                       f"got 'players': {players}")
+    return team
 
 
 # --- HTTP ---------------------------------------------------------------------------------------

@@ -130,6 +130,32 @@ def test_more_players(server):
     assert state["your_turn"] and len(state["hand"]) == rules.hand_size(3)
 
 
+def test_new_game_takes_players_and_team_and_refuses_bad_ones(server):
+    """POST /api/new: the player count and the team flag (4 players only), by default the
+    server's (here 2 players, no teams); a bad one is a 400 naming it, and the browser's
+    game stays its current game, as it was."""
+    c = Client(server)
+    status, team = c.call("POST", "/api/new", {"players": 4, "team": True})
+    assert status == 200 and team["players"] == 4 and team["team"] and len(team["labels"]) == 4
+    status, four = c.call("POST", "/api/new", {"players": 4})
+    assert status == 200 and four["players"] == 4 and not four["team"]
+    status, default = c.call("POST", "/api/new", {"players": None, "team": None})
+    assert status == 200 and default["players"] == 2 and not default["team"]
+    cases = [({"players": 3, "team": True}, "team variant is for 4 players"),
+             ({"team": True}, "team variant is for 4 players"),  # the server's 2 players
+             ({"players": 5}, "'players' must be an integer in 2..4"),
+             ({"players": "4", "team": True}, "'players' must be an integer"),
+             ({"players": 4.0}, "'players' must be an integer"),
+             ({"players": 4, "team": "yes"}, "'team' must be true or false"),
+             ({"players": 4, "team": 1}, "'team' must be true or false"),
+             ({"players": 2, "seat": 2}, "'seat' must be an integer in 0..1")]
+    for body, words in cases:
+        status, err = c.call("POST", "/api/new", body)
+        assert status == 400 and words in err["error"], (body, status, err)
+    _, now = c.call("GET", "/api/state")
+    assert now["game"] == default["game"] and _public_part(now) == _public_part(default)
+
+
 def test_stale_ids_undo_hint_and_separate_browsers(server):
     a, b = Client(server), Client(server)
     _, first = a.call("GET", "/api/state")
