@@ -190,6 +190,51 @@ def test_open_a_tournament_record_and_step_through_it(server, page, tmp_path):
     assert page.locator("#log li").count() == 1
 
 
+# --- the players and teams controls, the table, and the page's small parts -------------------------
+TEAM_VARIANT = "4 players, teams: you (seat 0) and seat 2 against seats 1 and 3"
+
+
+def _new_game(page) -> dict:
+    """Click New game and wait for the new game; the API's state of it."""
+    before = _game_id(page)
+    page.click("#new")
+    page.wait_for_function(f"() => !busy && game.game !== {json.dumps(before)}")
+    assert page.locator("#error").inner_text() == ""
+    return page.evaluate(f"api('GET', '/api/state?game={_game_id(page)}')")
+
+
+def test_players_and_teams_controls_start_the_variant_chosen(server, page):
+    """On a 2-player server: teams can be chosen only with 4 players; New game starts the
+    variant chosen, which the page then names above the table; a team request with 3
+    players forced past the disabled control is refused, the game kept."""
+    page.goto(server)
+    page.wait_for_selector("#cells .cell")
+    _wait_for_answer(page)
+    assert page.locator("#variant").inner_text() == "2 players: you (seat 0) against seat 1"
+    assert page.locator("#players").input_value() == "2" and page.locator("#team").is_disabled()
+    page.select_option("#players", "3")
+    assert page.locator("#team").is_disabled()
+    page.select_option("#players", "4")
+    page.check("#team")
+    state = _new_game(page)
+    assert state["players"] == 4 and state["team"] and state["labels"] == ["human", "greedy", "greedy", "greedy"]
+    assert page.locator("#variant").inner_text() == TEAM_VARIANT
+    assert page.locator("#scores tbody tr").count() == 5  # 4 seats and the teams' sums
+    assert page.locator("#seat-2").inner_text().split("\t")[1] == "partner, greedy"
+    assert page.locator("#scores tbody tr").last.inner_text().startswith("teams: 0+2 (yours) ")
+    page.select_option("#players", "3")  # teams go: a 3-player game has none
+    assert page.locator("#team").is_disabled() and not page.locator("#team").is_checked()
+    state = _new_game(page)
+    assert state["players"] == 3 and not state["team"]
+    assert page.locator("#variant").inner_text() == "3 players: you (seat 0) against seats 1 and 2"
+    game = _game_id(page)
+    page.evaluate("() => { $('team').disabled = false; $('team').checked = true; }")  # past the control
+    page.click("#new")
+    page.wait_for_function("() => !busy && document.getElementById('error').textContent !== ''")
+    assert "team variant is for 4 players" in page.locator("#error").inner_text()
+    assert _game_id(page) == game and page.evaluate("api('GET', '/api/state')")["game"] == game
+
+
 # --- a cold start ---------------------------------------------------------------------------------
 ROOT = Path(__file__).resolve().parents[1]
 COLD_START_LIMIT = 1800  # seconds for the warm-up on an empty cache (minutes on busy cores)
