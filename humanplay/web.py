@@ -77,7 +77,7 @@ from .store import Store
 
 STATIC = Path(__file__).parent / "static"
 STATIC_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
-                ".css": "text/css; charset=utf-8"}
+                ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}
 MAX_BODY = 1 << 20  # bytes; a game record is a few KiB
 MAX_CACHED = 1024  # sessions kept in memory (all of them are in the database too)
 DAY = 86400.0  # seconds
@@ -701,6 +701,9 @@ def make_app(settings: Settings, say=None) -> Starlette:
     async def static(request: Request) -> Response:
         return _static(request.path_params["name"])
 
+    async def favicon(request: Request) -> Response:  # the page links it; a JSON answer's tab asks here
+        return _static("favicon.svg")
+
     async def not_found(request: Request, exc) -> Response:
         # answered without a session: a stray request (a favicon) must not replace the cookie
         return JSONResponse({"error": f"no such endpoint: {request.method} {request.url.path[:100]}"},
@@ -709,7 +712,7 @@ def make_app(settings: Settings, say=None) -> Starlette:
     routes = [api(state_, "GET"), api(record, "GET"), api(replay, "GET"), api(new, "POST"), api(move, "POST"),
               api(undo, "POST"), api(hint, "POST"), api(load, "POST"), api(review, "POST"),
               Route("/api/ready", ready), Route("/", page), Route("/index.html", page),
-              Route("/static/{name:path}", static)]
+              Route("/static/{name:path}", static), Route("/favicon.ico", favicon)]
     return Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_found})
 
 

@@ -6,6 +6,8 @@ page mid-game checked for what the browser shows.
 The README's picture, docs/play_web.png, is this test's screenshot; to draw it again:
 
     PLAY_WEB_SCREENSHOT=docs/play_web.png python -m pytest tests/test_play_browser.py -k full_game
+
+(PLAY_WEB_TEAM_SCREENSHOT=FILE keeps the team game's screenshot of `-k team_server`, to look at.)
 """
 
 from __future__ import annotations
@@ -233,6 +235,62 @@ def test_players_and_teams_controls_start_the_variant_chosen(server, page):
     page.wait_for_function("() => !busy && document.getElementById('error').textContent !== ''")
     assert "team variant is for 4 players" in page.locator("#error").inner_text()
     assert _game_id(page) == game and page.evaluate("api('GET', '/api/state')")["game"] == game
+
+
+@pytest.fixture
+def team_server(tmp_path):
+    """A server started as `play.py --web --players 4 --team`."""
+    from humanplay.web import ServerThread, Settings
+
+    settings = Settings(opponents=["greedy"], players=4, team=True, seed=SEED, hint="greedy", save_dir=tmp_path,
+                        workers=1)
+    with ServerThread(settings) as srv:
+        yield srv.url
+
+
+def test_a_team_server_shows_its_variant_and_the_table_stays_put(team_server, page, tmp_path):
+    """A server started with --players 4 --team: the page has that variant chosen from the
+    start and New game starts it again; the show buttons of the team variant wrap under
+    the hand, so the right panel stays beside the board, where it was. The page loads
+    with no request failing (its icon is served) and draws its buttons with its own font
+    (no empty boxes). The screenshot of the team game is kept for a look at it."""
+    from fontTools.ttLib import TTFont
+    from matplotlib import get_data_path
+
+    failed = []
+    page.on("console", lambda message: "Failed to load resource" in message.text and failed.append(message.text))
+    page.goto(team_server)
+    page.wait_for_selector("#cells .cell")
+    _wait_for_answer(page)
+    assert page.locator("#players").input_value() == "4" and page.locator("#team").is_checked()
+    assert page.locator("#variant").inner_text() == TEAM_VARIANT
+    right = page.locator("#right").bounding_box()
+    state = _new_game(page)
+    assert state["players"] == 4 and state["team"]
+    assert page.locator("#players").input_value() == "4" and page.locator("#team").is_checked()
+    for _ in range(3):  # a few moves in: scores on the table, the agents' replies beside the board
+        turn = page.evaluate("game.turn")
+        _play_one(page)
+        page.wait_for_function(f"() => !busy && game.turn > {turn}")
+    assert page.locator("#shows button").count() >= 2  # the show buttons are up
+    board = page.locator("#board").bounding_box()
+    now, left = page.locator("#right").bounding_box(), page.locator("#left").bounding_box()
+    assert now["x"] == right["x"] and now["y"] == right["y"] == left["y"]  # beside the board, where it was
+    assert board["x"] + board["width"] <= right["x"] <= board["x"] + board["width"] + 30
+    screenshot = Path(os.environ.get("PLAY_WEB_TEAM_SCREENSHOT") or tmp_path / "play_web_team.png")
+    page.screenshot(path=str(screenshot), full_page=True, animations="disabled")
+    assert failed == []  # (a missing icon: "Failed to load resource: ... 404 (Not Found)")
+    assert page.evaluate("document.querySelector('link[rel=icon]').href").endswith("/static/favicon.svg")
+    icon = page.evaluate("fetch(document.querySelector('link[rel=icon]').href)"
+                         ".then(r => [r.status, r.headers.get('Content-Type')])")
+    assert icon == [200, "image/svg+xml"]
+    font = TTFont(Path(get_data_path()) / "fonts" / "ttf" / "DejaVuSans.ttf").getBestCmap()  # the page's font
+    assert page.evaluate("getComputedStyle(document.body).fontFamily").startswith('"DejaVu Sans"')
+    text = "".join(page.locator("button, label").all_text_contents())
+    assert [c for c in text if not c.isspace() and ord(c) not in font] == []
+    assert page.locator("#replay button svg path").count() == 4
+    page.evaluate("draw(Object.assign({}, game, {bag: 1}))")
+    assert page.locator("#bag").inner_text() == "bag: 1 tile"
 
 
 # --- a cold start ---------------------------------------------------------------------------------

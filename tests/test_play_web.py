@@ -111,7 +111,7 @@ def test_bad_requests_get_4xx_and_change_nothing(server):
         assert status == code and words in json.loads(payload)["error"]
     status, payload, _ = c.raw("POST", "/api/move", b"{}", {"Content-Length": str(MAX_BODY + 1)})
     assert status == 413 and "over" in json.loads(payload)["error"]
-    status, _, headers = c.raw("GET", "/favicon.ico")
+    status, _, headers = c.raw("GET", "/robots.txt")
     assert status == 404 and headers["Set-Cookie"] is None  # keeps the browser's session cookie
     assert c.call("POST", "/api/nothing", {})[0] == 404
     assert c.call("GET", f"/api/record?game={game}")[0] == 409  # the deal only after the end
@@ -217,6 +217,11 @@ def test_static_files_and_default_host(server):
     status, page, headers = c.raw("GET", "/")
     assert status == 200 and b"play.js" in page and headers["Content-Type"].startswith("text/html")
     assert c.raw("GET", "/static/play.js")[0] == 200
+    assert b'<link rel="icon" href="/static/favicon.svg"' in page
+    for path in ("/static/favicon.svg", "/favicon.ico"):  # the page's icon; a JSON answer's tab asks for the other
+        status, icon, headers = c.raw("GET", path)
+        assert status == 200 and icon.startswith(b"<svg") and headers["Content-Type"] == "image/svg+xml"
+        assert headers["Set-Cookie"] is None
     assert c.raw("GET", "/static/../web.py")[0] == 404
     assert c.raw("GET", "/static/%2e%2e/web.py")[0] == 404
     import inspect

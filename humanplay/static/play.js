@@ -95,7 +95,7 @@ function draw(state) {
   drawReplies(state.replies);
   drawLog(state.moves);
   $("variant").textContent = variantText(state);
-  $("bag").textContent = `bag: ${state.bag} tiles` + (state.partner_shows ? ` · your partner shows you a ${state.partner_shows}` : "");
+  $("bag").textContent = `bag: ${state.bag} tile${state.bag === 1 ? "" : "s"}` + (state.partner_shows ? ` · your partner shows you a ${state.partner_shows}` : "");
   $("pass").hidden = !state.can_pass;
   // no undo once the game is over: the record (the whole deal) can be seen then
   $("undo").disabled = state.over || (state.step !== null && state.step !== undefined);
