@@ -18,7 +18,9 @@ API (JSON; POST bodies are objects):
 
 * ``GET /api/state?game=ID``: the game as the person sees it (no id: the current game,
   a new one if none).
-* ``POST /api/new`` ``{"players": 2, "seat": 0, "seed": 1}``: a new game (all optional).
+* ``POST /api/new`` ``{"players": 4, "team": true, "seat": 0, "seed": 1}``: a new game
+  (all optional, null is left out; by default the server's ``--players`` and ``--team``,
+  the team variant only with 4 players).
 * ``POST /api/move`` ``{"game": ID, "action": 253}``: the person's move; the reply
   holds the agents' answers (``replies``).
 * ``POST /api/undo`` / ``POST /api/hint`` ``{"game": ID}``.
@@ -75,7 +77,7 @@ from .store import Store
 
 STATIC = Path(__file__).parent / "static"
 STATIC_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
-                ".css": "text/css; charset=utf-8"}
+                ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}
 MAX_BODY = 1 << 20  # bytes; a game record is a few KiB
 MAX_CACHED = 1024  # sessions kept in memory (all of them are in the database too)
 DAY = 86400.0  # seconds
@@ -211,9 +213,9 @@ class Games:
     async def new_game(self, sid: str, body: dict) -> dict:
         s = self.settings
         players = _int_field(body, "players", s.players, 2, 4)
+        team = _team_field(body, s.team and players == rules.TEAM_PLAYERS, players)
         seat = _int_field(body, "seat", s.seat if s.seat < players else 0, 0, players - 1)
         seed = _int_field(body, "seed", None, 0, 2**63 - 1)
-        team = s.team and players == rules.TEAM_PLAYERS
         seed = self.next_seed() if seed is None else seed
         try:
             session = Session(random_deal(seed), players, team, seat, s.opponents, seed, s.hint, deal_seed=seed)
@@ -504,12 +506,28 @@ async def _warm_up(settings: Settings, pools: workers.Pools, say, warm: WarmUp) 
 
 
 def _int_field(body: dict, name: str, default, low: int, high: int):
-    value = body.get(name, default)
+    """The integer `name` of the body, `default` when it is left out (or null)."""
+    value = body.get(name)
     if value is None:
-        return None
+        return default
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise ApiError(HTTPStatus.BAD_REQUEST, f"'{name}' must be an integer in {low}..{high}, got {value!r}")
     return value
+
+
+def _team_field(body: dict, default: bool, players: int) -> bool:
+    """The body's 'team' (true or false, `default` when left out or null); the team
+    variant is for 4 players only."""
+    team = body.get("team")
+    if team is None:
+        return default
+    if not isinstance(team, bool):
+        raise ApiError(HTTPStatus.BAD_REQUEST, f"'team' must be true or false, got {team!r}")
+    if team and players != rules.TEAM_PLAYERS:
+        raise ApiError(HTTPStatus.BAD_REQUEST,
+                       f"the team variant is for {rules.TEAM_PLAYERS} players (seats 0+2 against 1+3), "
+                       f"got 'players': {players}")
+    return team
 
 
 # --- HTTP ---------------------------------------------------------------------------------------
@@ -683,6 +701,9 @@ def make_app(settings: Settings, say=None) -> Starlette:
     async def static(request: Request) -> Response:
         return _static(request.path_params["name"])
 
+    async def favicon(request: Request) -> Response:  # the page links it; a JSON answer's tab asks here
+        return _static("favicon.svg")
+
     async def not_found(request: Request, exc) -> Response:
         # answered without a session: a stray request (a favicon) must not replace the cookie
         return JSONResponse({"error": f"no such endpoint: {request.method} {request.url.path[:100]}"},
@@ -691,7 +712,7 @@ def make_app(settings: Settings, say=None) -> Starlette:
     routes = [api(state_, "GET"), api(record, "GET"), api(replay, "GET"), api(new, "POST"), api(move, "POST"),
               api(undo, "POST"), api(hint, "POST"), api(load, "POST"), api(review, "POST"),
               Route("/api/ready", ready), Route("/", page), Route("/index.html", page),
-              Route("/static/{name:path}", static)]
+              Route("/static/{name:path}", static), Route("/favicon.ico", favicon)]
     return Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_found})
 
 

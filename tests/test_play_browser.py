@@ -6,6 +6,8 @@ page mid-game checked for what the browser shows.
 The README's picture, docs/play_web.png, is this test's screenshot; to draw it again:
 
     PLAY_WEB_SCREENSHOT=docs/play_web.png python -m pytest tests/test_play_browser.py -k full_game
+
+(PLAY_WEB_TEAM_SCREENSHOT=FILE keeps the team game's screenshot of `-k team_server`, to look at.)
 """
 
 from __future__ import annotations
@@ -188,6 +190,107 @@ def test_open_a_tournament_record_and_step_through_it(server, page, tmp_path):
     page.click("#next")
     page.wait_for_function("() => !busy && document.getElementById('stepinfo').textContent.startsWith('move 1 ')")
     assert page.locator("#log li").count() == 1
+
+
+# --- the players and teams controls, the table, and the page's small parts -------------------------
+TEAM_VARIANT = "4 players, teams: you (seat 0) and seat 2 against seats 1 and 3"
+
+
+def _new_game(page) -> dict:
+    """Click New game and wait for the new game; the API's state of it."""
+    before = _game_id(page)
+    page.click("#new")
+    page.wait_for_function(f"() => !busy && game.game !== {json.dumps(before)}")
+    assert page.locator("#error").inner_text() == ""
+    return page.evaluate(f"api('GET', '/api/state?game={_game_id(page)}')")
+
+
+def test_players_and_teams_controls_start_the_variant_chosen(server, page):
+    """On a 2-player server: teams can be chosen only with 4 players; New game starts the
+    variant chosen, which the page then names above the table; a team request with 3
+    players forced past the disabled control is refused, the game kept."""
+    page.goto(server)
+    page.wait_for_selector("#cells .cell")
+    _wait_for_answer(page)
+    assert page.locator("#variant").inner_text() == "2 players: you (seat 0) against seat 1"
+    assert page.locator("#players").input_value() == "2" and page.locator("#team").is_disabled()
+    page.select_option("#players", "3")
+    assert page.locator("#team").is_disabled()
+    page.select_option("#players", "4")
+    page.check("#team")
+    state = _new_game(page)
+    assert state["players"] == 4 and state["team"] and state["labels"] == ["human", "greedy", "greedy", "greedy"]
+    assert page.locator("#variant").inner_text() == TEAM_VARIANT
+    assert page.locator("#scores tbody tr").count() == 5  # 4 seats and the teams' sums
+    assert page.locator("#seat-2").inner_text().split("\t")[1] == "partner, greedy"
+    assert page.locator("#scores tbody tr").last.inner_text().startswith("teams: 0+2 (yours) ")
+    page.select_option("#players", "3")  # teams go: a 3-player game has none
+    assert page.locator("#team").is_disabled() and not page.locator("#team").is_checked()
+    state = _new_game(page)
+    assert state["players"] == 3 and not state["team"]
+    assert page.locator("#variant").inner_text() == "3 players: you (seat 0) against seats 1 and 2"
+    game = _game_id(page)
+    page.evaluate("() => { $('team').disabled = false; $('team').checked = true; }")  # past the control
+    page.click("#new")
+    page.wait_for_function("() => !busy && document.getElementById('error').textContent !== ''")
+    assert "team variant is for 4 players" in page.locator("#error").inner_text()
+    assert _game_id(page) == game and page.evaluate("api('GET', '/api/state')")["game"] == game
+
+
+@pytest.fixture
+def team_server(tmp_path):
+    """A server started as `play.py --web --players 4 --team`."""
+    from humanplay.web import ServerThread, Settings
+
+    settings = Settings(opponents=["greedy"], players=4, team=True, seed=SEED, hint="greedy", save_dir=tmp_path,
+                        workers=1)
+    with ServerThread(settings) as srv:
+        yield srv.url
+
+
+def test_a_team_server_shows_its_variant_and_the_table_stays_put(team_server, page, tmp_path):
+    """A server started with --players 4 --team: the page has that variant chosen from the
+    start and New game starts it again; the show buttons of the team variant wrap under
+    the hand, so the right panel stays beside the board, where it was. The page loads
+    with no request failing (its icon is served) and draws its buttons with its own font
+    (no empty boxes). The screenshot of the team game is kept for a look at it."""
+    from fontTools.ttLib import TTFont
+    from matplotlib import get_data_path
+
+    failed = []
+    page.on("console", lambda message: "Failed to load resource" in message.text and failed.append(message.text))
+    page.goto(team_server)
+    page.wait_for_selector("#cells .cell")
+    _wait_for_answer(page)
+    assert page.locator("#players").input_value() == "4" and page.locator("#team").is_checked()
+    assert page.locator("#variant").inner_text() == TEAM_VARIANT
+    right = page.locator("#right").bounding_box()
+    state = _new_game(page)
+    assert state["players"] == 4 and state["team"]
+    assert page.locator("#players").input_value() == "4" and page.locator("#team").is_checked()
+    for _ in range(3):  # a few moves in: scores on the table, the agents' replies beside the board
+        turn = page.evaluate("game.turn")
+        _play_one(page)
+        page.wait_for_function(f"() => !busy && game.turn > {turn}")
+    assert page.locator("#shows button").count() >= 2  # the show buttons are up
+    board = page.locator("#board").bounding_box()
+    now, left = page.locator("#right").bounding_box(), page.locator("#left").bounding_box()
+    assert now["x"] == right["x"] and now["y"] == right["y"] == left["y"]  # beside the board, where it was
+    assert board["x"] + board["width"] <= right["x"] <= board["x"] + board["width"] + 30
+    screenshot = Path(os.environ.get("PLAY_WEB_TEAM_SCREENSHOT") or tmp_path / "play_web_team.png")
+    page.screenshot(path=str(screenshot), full_page=True, animations="disabled")
+    assert failed == []  # (a missing icon: "Failed to load resource: ... 404 (Not Found)")
+    assert page.evaluate("document.querySelector('link[rel=icon]').href").endswith("/static/favicon.svg")
+    icon = page.evaluate("fetch(document.querySelector('link[rel=icon]').href)"
+                         ".then(r => [r.status, r.headers.get('Content-Type')])")
+    assert icon == [200, "image/svg+xml"]
+    font = TTFont(Path(get_data_path()) / "fonts" / "ttf" / "DejaVuSans.ttf").getBestCmap()  # the page's font
+    assert page.evaluate("getComputedStyle(document.body).fontFamily").startswith('"DejaVu Sans"')
+    text = "".join(page.locator("button, label").all_text_contents())
+    assert [c for c in text if not c.isspace() and ord(c) not in font] == []
+    assert page.locator("#replay button svg path").count() == 4
+    page.evaluate("draw(Object.assign({}, game, {bag: 1}))")
+    assert page.locator("#bag").inner_text() == "bag: 1 tile"
 
 
 # --- a cold start ---------------------------------------------------------------------------------

@@ -82,6 +82,27 @@ def test_scripted_game_bad_move_hint_undo_to_the_end(tmp_path):
     assert "player 0 (you): " in text and ("sum 7" in text or "sum 24" in text)
 
 
+def test_a_hand_of_one_is_one_tile_on_the_boards(tmp_path):
+    """The terminal's boards give each hand's size: "1 tile", never "1 tiles" (the hands
+    run out at the end of a game), in play and in the review's boards."""
+    from humanplay.review import review_text
+
+    session = Session.new(["greedy"], seed=4, hint_spec="greedy")
+    script = Script([lambda: _typed(session)] * 60)
+    record = terminal.run(session, tmp_path / "g.jsonl", script.read, script.write)
+    assert session.is_over
+    assert re.search(r"\b1 tile\b", script.text) and not re.search(r"\b1 tiles\b", script.text)
+    state = GameState.from_deal(record["deal"], 2)
+    for step, action in enumerate(record["actions"]):  # the first move after which a hand holds one tile
+        state.step(action)
+        if 1 in state.hand_sizes.tolist():
+            break
+    move = {"number": step + 1, "step": step, "better": action, "move": "m", "points": 0, "breakdown": "",
+            "better_move": "b", "better_points": 0, "better_breakdown": "", "value": 0.5, "minutes": 10}
+    text = review_text({"moves": [move], "decisions": 9, "error": 0.5}, record)  # its board: after that move
+    assert re.search(r"\b1 tile\b", text) and not re.search(r"\b1 tiles\b", text)
+
+
 def test_quit_saves_a_record_that_opens_in_evaluate_replay_and_play_load(tmp_path, monkeypatch, capsys):
     session = Session.new(["greedy"], seed=2, hint_spec=HINT)
     script = Script([_typed(session), "quit"])

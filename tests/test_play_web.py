@@ -111,7 +111,7 @@ def test_bad_requests_get_4xx_and_change_nothing(server):
         assert status == code and words in json.loads(payload)["error"]
     status, payload, _ = c.raw("POST", "/api/move", b"{}", {"Content-Length": str(MAX_BODY + 1)})
     assert status == 413 and "over" in json.loads(payload)["error"]
-    status, _, headers = c.raw("GET", "/favicon.ico")
+    status, _, headers = c.raw("GET", "/robots.txt")
     assert status == 404 and headers["Set-Cookie"] is None  # keeps the browser's session cookie
     assert c.call("POST", "/api/nothing", {})[0] == 404
     assert c.call("GET", f"/api/record?game={game}")[0] == 409  # the deal only after the end
@@ -128,6 +128,32 @@ def test_more_players(server):
     status, state = c.call("POST", "/api/new", {"players": 3, "seat": 2})
     assert status == 200 and state["labels"] == ["greedy", "greedy", "human"] and len(state["moves"]) == 2
     assert state["your_turn"] and len(state["hand"]) == rules.hand_size(3)
+
+
+def test_new_game_takes_players_and_team_and_refuses_bad_ones(server):
+    """POST /api/new: the player count and the team flag (4 players only), by default the
+    server's (here 2 players, no teams); a bad one is a 400 naming it, and the browser's
+    game stays its current game, as it was."""
+    c = Client(server)
+    status, team = c.call("POST", "/api/new", {"players": 4, "team": True})
+    assert status == 200 and team["players"] == 4 and team["team"] and len(team["labels"]) == 4
+    status, four = c.call("POST", "/api/new", {"players": 4})
+    assert status == 200 and four["players"] == 4 and not four["team"]
+    status, default = c.call("POST", "/api/new", {"players": None, "team": None})
+    assert status == 200 and default["players"] == 2 and not default["team"]
+    cases = [({"players": 3, "team": True}, "team variant is for 4 players"),
+             ({"team": True}, "team variant is for 4 players"),  # the server's 2 players
+             ({"players": 5}, "'players' must be an integer in 2..4"),
+             ({"players": "4", "team": True}, "'players' must be an integer"),
+             ({"players": 4.0}, "'players' must be an integer"),
+             ({"players": 4, "team": "yes"}, "'team' must be true or false"),
+             ({"players": 4, "team": 1}, "'team' must be true or false"),
+             ({"players": 2, "seat": 2}, "'seat' must be an integer in 0..1")]
+    for body, words in cases:
+        status, err = c.call("POST", "/api/new", body)
+        assert status == 400 and words in err["error"], (body, status, err)
+    _, now = c.call("GET", "/api/state")
+    assert now["game"] == default["game"] and _public_part(now) == _public_part(default)
 
 
 def test_stale_ids_undo_hint_and_separate_browsers(server):
@@ -191,6 +217,11 @@ def test_static_files_and_default_host(server):
     status, page, headers = c.raw("GET", "/")
     assert status == 200 and b"play.js" in page and headers["Content-Type"].startswith("text/html")
     assert c.raw("GET", "/static/play.js")[0] == 200
+    assert b'<link rel="icon" href="/static/favicon.svg"' in page
+    for path in ("/static/favicon.svg", "/favicon.ico"):  # the page's icon; a JSON answer's tab asks for the other
+        status, icon, headers = c.raw("GET", path)
+        assert status == 200 and icon.startswith(b"<svg") and headers["Content-Type"] == "image/svg+xml"
+        assert headers["Set-Cookie"] is None
     assert c.raw("GET", "/static/../web.py")[0] == 404
     assert c.raw("GET", "/static/%2e%2e/web.py")[0] == 404
     import inspect

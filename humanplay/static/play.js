@@ -47,6 +47,7 @@ async function call(method, path, body, onDone) {
 }
 
 function setGame(state) {
+  if (!game || game.game !== state.game) showChoice(state);  // a new game: New game starts its variant again
   game = state;
   cell = null;
   value = null;
@@ -55,6 +56,33 @@ function setGame(state) {
   $("hintbox").hidden = true;
   $("reviewbox").hidden = true;
   draw(state);
+}
+
+// The players and teams controls: what New game starts. Teams only with 4 players.
+function showChoice(state) {
+  $("players").value = String(state.players);
+  $("team").checked = state.team;
+  teamsOnlyForFour();
+}
+
+function teamsOnlyForFour() {
+  const four = $("players").value === "4";
+  $("team").disabled = !four;
+  if (!four) $("team").checked = false;
+}
+
+function seatList(seats) {
+  return seats.length === 1 ? `seat ${seats[0]}` : `seats ${seats.slice(0, -1).join(", ")} and ${seats.at(-1)}`;
+}
+
+// What is being played, in words: "4 players, teams: you (seat 0) and seat 2 against seats 1 and 3".
+function variantText(state) {
+  const others = [...Array(state.players).keys()].filter((s) => s !== state.seat);
+  const you = `you (seat ${state.seat})`;
+  if (!state.team) return `${state.players} players: ${you} against ${seatList(others)}`;
+  const partner = (state.seat + 2) % 4;
+  const them = others.filter((s) => s !== partner);
+  return `${state.players} players, teams: ${you} and seat ${partner} against ${seatList(them)}`;
 }
 
 function legalValues(c) { return (game && game.legal[String(c)]) || []; }
@@ -66,7 +94,8 @@ function draw(state) {
   drawScores(state);
   drawReplies(state.replies);
   drawLog(state.moves);
-  $("bag").textContent = `bag: ${state.bag} tiles` + (state.partner_shows ? ` · your partner shows you a ${state.partner_shows}` : "");
+  $("variant").textContent = variantText(state);
+  $("bag").textContent = `bag: ${state.bag} tile${state.bag === 1 ? "" : "s"}` + (state.partner_shows ? ` · your partner shows you a ${state.partner_shows}` : "");
   $("pass").hidden = !state.can_pass;
   // no undo once the game is over: the record (the whole deal) can be seen then
   $("undo").disabled = state.over || (state.step !== null && state.step !== undefined);
@@ -141,7 +170,8 @@ function drawScores(state) {
     if (s === state.seat) tr.classList.add("you");
     if (!state.over && s === state.current) tr.classList.add("mover");
     const place = state.ranking ? ` (${ordinal(state.ranking[s] + 1)})` : "";
-    const name = s === state.seat ? "you" : state.labels[s];
+    const partner = state.team && s === (state.seat + 2) % 4;
+    const name = s === state.seat ? "you" : (partner ? "partner, " : "") + state.labels[s];
     tr.innerHTML = `<td>${s}</td><td></td><td class="score" id="score-${s}">${state.scores[s]}</td>` +
                    `<td id="tiles-${s}">${state.hand_sizes[s]}</td>`;
     tr.children[1].textContent = name + place;
@@ -150,7 +180,8 @@ function drawScores(state) {
   if (state.team) {
     const tr = document.createElement("tr");
     const sc = state.scores;
-    tr.innerHTML = `<td colspan="4">teams: 0+2 ${sc[0] + sc[2]} · 1+3 ${sc[1] + sc[3]}</td>`;
+    const yours = (team) => (team === state.seat % 2 ? " (yours)" : "");
+    tr.innerHTML = `<td colspan="4">teams: 0+2${yours(0)} ${sc[0] + sc[2]} · 1+3${yours(1)} ${sc[1] + sc[3]}</td>`;
     body.appendChild(tr);
   }
 }
@@ -318,7 +349,9 @@ function replayTo(step) {
   });
 }
 
-$("new").addEventListener("click", () => call("POST", "/api/new", { players: Number($("players").value) }, setGame));
+$("new").addEventListener("click", () => call("POST", "/api/new",
+  { players: Number($("players").value), team: $("team").checked }, setGame));
+$("players").addEventListener("change", teamsOnlyForFour);
 $("undo").addEventListener("click", () => call("POST", "/api/undo", { game: game.game }, setGame));
 $("hint").addEventListener("click", () => call("POST", "/api/hint", { game: game.game }, showHint));
 $("pass").addEventListener("click", () => send(490));
