@@ -57,7 +57,7 @@ def board_text(game, viewer: int | None = None, names=None, legend: bool = True)
     lines = [f"24/7  turn {game.turn}  bag {game.bag_size}  {status}"
              + ("  (teams: 0+2 vs 1+3)" if game.team else "")]
     scores, sizes = game.scores, game.hand_sizes
-    lines.append("scores: " + " | ".join(f"{player_name(s, names)} {int(scores[s])} min, {int(sizes[s])} tiles"
+    lines.append("scores: " + " | ".join(f"{player_name(s, names)} {int(scores[s])} min, {int(sizes[s])} tile{'' if sizes[s] == 1 else 's'}"
                                         for s in range(n)))
     if game.team:
         lines.append(f"teams: 0+2 {int(scores[0] + scores[2])} min | 1+3 {int(scores[1] + scores[3])} min")

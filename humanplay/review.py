@@ -22,7 +22,6 @@ from env import render, render_svg
 from evaluation.analysis import Decision, Reference, analyze_moves, costliest, decision_steps
 from evaluation.replay import check_record
 
-from .terminal import one_tile
 
 REVIEW_MOVES = 3
 BETTER_COLOUR = "#1a9a4a"
@@ -120,7 +119,7 @@ def review_text(review: dict, record: dict, names=None) -> str:
                   "   the board with the better move (marked *):"]
         after = _state_at(record, m["step"])
         after.step(m["better"])
-        board = one_tile(render.board_text(after, viewer=-1, names=names, legend=False))
+        board = render.board_text(after, viewer=-1, names=names, legend=False)
         lines += ["   " + line for line in board.splitlines()]
     return "\n".join(lines)
 

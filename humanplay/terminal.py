@@ -8,7 +8,6 @@ callables, so a test can script a whole game.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -40,13 +39,7 @@ def names(session: Session) -> list[str]:
 def board_text(view, session: Session) -> str:
     """The board as the person sees it (`env.render.board_text`, the text board of the
     env and of replays), with the bag in the status line."""
-    return one_tile(render.board_text(view, names=names(session)))
-
-
-def one_tile(text: str) -> str:
-    """`text` with a hand of one said in the singular: `env.render.board_text` writes
-    every seat's hand as "N tiles", "1 tiles" too."""
-    return re.sub(r"\b1 tiles\b", "1 tile", text)
+    return render.board_text(view, names=names(session))
 
 
 def move_line(move: Move, session: Session) -> str:
