@@ -7,6 +7,7 @@ is `env.render.board_text`, the text board of the env and the terminal game.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from engine import GameState, rules
@@ -16,7 +17,8 @@ from env.render import board_text, breakdown_text, player_name
 def read_records(path: str | Path) -> list[dict]:
     """Every game record in a games.jsonl (or an output directory holding one), or in a
     .json file (one record or a list). A last line that is not JSON, after good ones, is a
-    record cut short by a killed run and is skipped; any other bad line is an error.
+    record cut short by a killed run and is skipped, with a note on stderr that says so; any
+    other bad line is an error.
     Raises ValueError naming the problem."""
     path = Path(path)
     if path.is_dir():
@@ -38,6 +40,8 @@ def read_records(path: str | Path) -> list[dict]:
                 records.append(json.loads(line))
             except json.JSONDecodeError as exc:
                 if k == len(lines) - 1 and records:
+                    print(f"note: {path}, line {n} is cut short (a run killed while writing it): that game is "
+                          f"left out, the {len(records)} before it are read", file=sys.stderr, flush=True)
                     break
                 raise ValueError(f"{path}, line {n}: not JSON ({exc.msg})") from None
     records = [r for r in records if isinstance(r, dict)]

@@ -146,6 +146,19 @@ def test_cli_analyze_writes_the_report(tmp_path, capsys):
     assert {d["game"] for d in one["decisions"]} == {1} and {d["seat"] for d in one["decisions"]} == {0}
 
 
+def test_analyze_says_when_the_last_game_is_cut_short(tmp_path, capsys):
+    """A games.jsonl whose last line a killed run left half-written: the games before it are
+    analysed and a note says which line was left out (it was dropped silently before)."""
+    run = saved_run(tmp_path / "run")
+    journal = run / "games.jsonl"
+    lines = journal.read_text().splitlines()
+    journal.write_text("\n".join(lines[:-1] + [lines[-1][:len(lines[-1]) // 2]]) + "\n")
+    assert evaluate.main(["analyze", str(run), "--agent", "random", *FAST]) == 0
+    err = capsys.readouterr().err
+    assert f"{journal}, line {len(lines)} is cut short" in err and f"the {len(lines) - 1} before it are read" in err
+    assert json.loads((run / "analysis.json").read_text())["players"]["random"]["games"] == len(lines) - 1
+
+
 @pytest.mark.parametrize("args, message", [
     (["NOWHERE"], "error: no such game record file"),
     (["RUN", "--game", "5"], "error: game 5 is not in"),
