@@ -269,6 +269,13 @@ class GameState:
         kernels.rewards(self._info, out)
         return out[: self.num_players]
 
+    def leads(self) -> np.ndarray:
+        """Every seat's minute lead (`kernels.side_lead`, docs/rules.md): its side's minutes
+        minus the mean of the opposing sides'; team variant: its team's minus the other's."""
+        out = np.zeros(4, dtype=np.float64)
+        kernels.leads(self._info, out)
+        return out[: self.num_players]
+
     # --- raw arrays, for search and batch code ----------------------------------------
     @property
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:

@@ -993,6 +993,78 @@ def rewards(info, out):
         out[seat] = total / (n - 1)
 
 
+# --- the minute lead and the margin ---------------------------------------------------------
+# The one definition of a seat's lead and of its margin (docs/rules.md, "Ranking and
+# rewards"): the search's rewards, the learners' value targets, the Gymnasium env's dense
+# reward and the reports all read them from here.
+LEAD_SCALE = 100.0  # minutes: a lead's margin is tanh(lead / LEAD_SCALE)
+
+
+@njit(inline="always", cache=True)
+def side_lead(scores, team, seat):
+    """`seat`'s minute lead, given every seat's minutes `scores`: its side's minutes minus
+    the mean of the opposing sides' minutes. A side is a seat, or in the team variant
+    (`team`) a team, whose minutes are its two seats' sum: partners share their lead and
+    the two teams' leads are opposite. With 2 players it is the difference of the scores."""
+    n = scores.shape[0]
+    total = 0
+    for s in range(n):
+        total += scores[s]
+    if team:
+        mine = scores[seat] + scores[rules.partner(seat)]
+        sides = 2
+    else:
+        mine = scores[seat]
+        sides = n
+    return mine - (total - mine) / (sides - 1)
+
+
+@njit(inline="always", cache=True)
+def lead_margin(lead):
+    """A lead's margin, tanh(lead / LEAD_SCALE): in (-1, 1), about +-0.76 at 100 minutes."""
+    return np.tanh(lead / LEAD_SCALE)
+
+
+@njit(inline="always", cache=True)
+def seat_margin(info, seat):
+    """`seat`'s margin in the game `info`: `lead_margin` of its `side_lead`."""
+    scores = info[SCORE:SCORE + info[NUM_PLAYERS]]
+    return lead_margin(side_lead(scores, info[TEAM] == 1, seat))
+
+
+@kernel
+def leads(info, out):
+    """Every seat's minute lead (`side_lead`) into out[:num_players]."""
+    scores = info[SCORE:SCORE + info[NUM_PLAYERS]]
+    team = info[TEAM] == 1
+    for seat in range(scores.shape[0]):
+        out[seat] = side_lead(scores, team, seat)
+
+
+@kernel
+def margins(info, out):
+    """Every seat's margin (`seat_margin`) into out[:num_players]."""
+    for seat in range(info[NUM_PLAYERS]):
+        out[seat] = seat_margin(info, seat)
+
+
+@kernel
+def _score_leads(scores, team, out):
+    for g in range(scores.shape[0]):
+        for seat in range(scores.shape[1]):
+            out[g, seat] = side_lead(scores[g], team, seat)
+
+
+def score_leads(scores, team: bool) -> np.ndarray:
+    """`leads` from the minutes alone, for games known only by their scores (records,
+    reports): `scores` (..., num_players) -> every seat's lead, float64, same shape."""
+    scores = np.asarray(scores, dtype=np.int64)
+    rows = np.ascontiguousarray(scores.reshape(-1, scores.shape[-1]))
+    out = np.zeros(rows.shape, dtype=np.float64)
+    _score_leads(rows, bool(team), out)
+    return out.reshape(scores.shape)
+
+
 # --- arbitrary positions (tests and analysis) ----------------------------------------------
 @kernel
 def setup_position(grid, info, pads, values, hands, bag, num_players, team, current):

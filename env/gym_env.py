@@ -41,7 +41,9 @@ illegal_action="penalty", render_mode=None, reward="result")``.
   signal for libraries that learn poorly from one +-1 at the end of a long game: each step
   pays the change of the *minute lead* ``lead = (mine - mean(theirs)) / 100``, where
   ``mine`` is the learner's minutes (team variant: its team's minutes) and ``theirs`` the
-  minutes of every opposing seat (team variant: the opposing team's minutes). The change
+  minutes of every opposing seat (team variant: the opposing team's minutes): the lead of
+  `engine.kernels.side_lead`, the one the search and the learners score, so partners
+  earn the same. The change
   is measured from the learner's previous step (the first step: from the start of the
   game), so it includes what the opponents scored in between. The last step adds the final reward, so an episode pays
   ``lead at the end + final reward`` in all; the illegal-action penalty stays -1.
@@ -69,7 +71,7 @@ from gymnasium import spaces
 from engine import rules
 from engine.deal import random_deal
 from engine.game import GameState
-from engine.kernels import apply_action, is_legal, legal_mask
+from engine.kernels import LEAD_SCALE, apply_action, is_legal, legal_mask
 from engine.validate import as_int
 from engine.view import PlayerView
 
@@ -78,7 +80,7 @@ from . import render as render_mod
 from .aec import as_action_id, checked_deal_option
 
 REWARD_MODES = ("result", "points")
-POINTS_SCALE = 100.0  # minutes per unit of dense reward (reward="points")
+POINTS_SCALE = LEAD_SCALE  # minutes per unit of dense reward (reward="points"): the margin's scale
 
 
 class TwentyFourSevenEnv(gym.Env):
@@ -204,16 +206,8 @@ class TwentyFourSevenEnv(gym.Env):
             raise ValueError("no game yet: call reset() first")
         return self.game
     def _minute_lead(self) -> float:
-        """(learner's side minutes - mean opposing side minutes) / 100, for reward="points"."""
-        scores = self._live.scores
-        if self.team:
-            sides = [float(sum(scores[s] for s in team)) for team in rules.TEAMS]
-            mine = next(i for i, team in enumerate(rules.TEAMS) if self.seat in team)
-        else:
-            sides = [float(x) for x in scores]
-            mine = self.seat
-        theirs = [x for i, x in enumerate(sides) if i != mine]
-        return (sides[mine] - sum(theirs) / len(theirs)) / POINTS_SCALE
+        """The learner's minute lead (`engine.kernels.side_lead`) / 100, for reward="points"."""
+        return float(self._live.leads()[self.seat]) / POINTS_SCALE
 
     def _draw_seed(self) -> int:
         return int(self.np_random.integers(0, 2**63 - 1))

@@ -235,13 +235,9 @@ class Decision:
 
 # --- values by short rollouts in common worlds ---------------------------------------------------
 def minute_margin(state: GameState, seat: int) -> float:
-    """`seat`'s minutes minus the mean of the other seats' (teams: its team's minutes
-    minus the other team's)."""
-    scores = state.scores.astype(float)
-    if state.team:
-        mine = scores[seat] + scores[rules.partner(seat)]
-        return float(mine - (scores.sum() - mine))
-    return float(scores[seat] - np.delete(scores, seat).mean())
+    """`seat`'s minute lead (`GameState.leads`): its minutes minus the mean of the other
+    seats' (teams: its team's minutes minus the other team's)."""
+    return float(state.leads()[seat])
 
 
 def play_on(game: GameState, players: Sequence, seed: int, placements: int | None) -> GameState:

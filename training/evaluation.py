@@ -19,6 +19,7 @@ from agents.base import typed_agent
 from agents.networks import NetAgent, NetPolicy
 from agents.play import play_game
 from engine import random_deal
+from engine.kernels import score_leads
 
 
 @contextlib.contextmanager
@@ -36,7 +37,10 @@ def evaluate_policy(policy: NetPolicy, opponent, games: int, seed: int, num_play
                     team: bool = False, progress: Callable[[int, int], None] | None = None) -> dict:
     """Play `games` games (rounded up to whole seat rotations) of the raw policy against
     copies of the typed agent `opponent` (the config's `eval.lineup`); returns win rate
-    (draws half), mean reward and mean margin; `progress(done, total)` before the first game and after each."""
+    (draws half), mean reward and mean margin (the policy's minute lead,
+    `engine.kernels.score_leads`: 2 players, the difference of the scores; 3-4, its minutes
+    minus the mean of the others'; teams, its team's minus the other's); `progress(done,
+    total)` before the first game and after each."""
     typed_agent(opponent, "an evaluation opponent")
     rotations = num_players if not team else 2
     deals = max(1, -(-games // rotations))
@@ -60,8 +64,7 @@ def _evaluate(policy, opponent, deals, rotations, seed, num_players, team, progr
             record = play_game(seats, deal, num_players, team)
             mine = my_seats[0]
             results.append(record.rewards[mine])
-            others = [record.scores[s] for s in range(num_players) if s not in my_seats]
-            margins.append(record.scores[mine] - max(others))
+            margins.append(score_leads(record.scores, team)[mine])
             if progress is not None:
                 progress(len(results), total)
     rewards = np.array(results)

@@ -5,8 +5,8 @@ optimizers, a replay buffer of search-labelled positions and the random generato
 draws minibatches. Each position gives the network three targets:
 
 * policy: the search's root visit distribution ** target_power, normalised;
-* value: every seat's final reward, rotated so slot 0 is the mover, blended with the
-  score margin by `margin_weight`;
+* value: every seat's final reward, rotated so slot 0 is the mover, blended with its
+  final margin (`engine.kernels.margins`, the search's; partners share it) by `margin_weight`;
 * fast evaluator (``net.evaluator_hidden`` > 0, `agents.networks.Evaluator`): every seat's
   final search reward (`agents.search.core.simulation_rewards`) from the mover's
   full-state features; `ismcts:net=PATH` scores its cut rollouts with it.
@@ -31,7 +31,9 @@ from agents.networks import NetPolicy, PolicyValueNet, features
 from agents.networks.evaluator import NUM_FEATURES as NUM_STATE_FEATURES
 from agents.search.core import simulation_rewards
 from agents.settings import MARGIN
-from engine import access, rules, symmetry
+from engine import rules, symmetry
+from engine.kernels import margins as margins_kernel
+from engine.kernels import rewards as rewards_kernel
 from env.observation import OBS_SIZE, turn_observations
 from evaluation.progress import progress_bar
 
@@ -144,19 +146,21 @@ class Learner:
                         search_value=self.search_value_targets(data.final_info, data.game, data.mover))
 
     def value_targets(self, final_info: np.ndarray, game: np.ndarray, mover: np.ndarray) -> np.ndarray:
-        """Every seat's final reward, rotated so slot 0 is the mover, blended with the
-        score margin (tanh of minutes ahead of the mean / 100) by `margin_weight`."""
-        from engine.kernels import rewards as rewards_kernel
-
-        n = self.num_players
+        """Every seat's final reward blended with its final margin by `margin_weight`,
+        rotated so slot 0 is the mover. The margin is the search's (`engine.kernels.margins`,
+        the term `agents.search.core.simulation_rewards` adds): tanh(lead / 100), the lead
+        being the seat's minutes minus the mean of the *other* seats' (team variant: its
+        team's minus the other team's, so partners get the same target and the teams
+        opposite ones). Until issue 71 it was the seat's minutes minus the mean of *all*
+        seats' (partners apart): (n - 1) / n of this lead, so 2 players' targets were
+        tanh(difference / 200)."""
         rewards = np.zeros((len(final_info), 4))
+        margins = np.zeros((len(final_info), 4))
         for g in range(len(final_info)):
             rewards_kernel(final_info[g], rewards[g])
-        scores = access.scores_of(final_info, n).astype(np.float64)
-        margins = np.zeros((len(final_info), 4))
-        margins[:, :n] = np.tanh((scores - scores.mean(axis=1, keepdims=True)) / 100.0)
+            margins_kernel(final_info[g], margins[g])
         w = self.settings.margin_weight
-        return rotated_to_movers((1 - w) * rewards + w * margins, game, mover, n)
+        return rotated_to_movers((1 - w) * rewards + w * margins, game, mover, self.num_players)
 
     def search_value_targets(self, final_info: np.ndarray, game: np.ndarray, mover: np.ndarray) -> np.ndarray:
         """The fast evaluator's targets: every seat's search reward of the final position

@@ -21,6 +21,7 @@ from torch import nn
 from agents.networks import NetPolicy, PolicyValueNet
 from engine import rules
 from engine.batch import check_states
+from engine.kernels import LEAD_SCALE
 from env.vector import TwentyFourSevenVectorEnv
 from evaluation.progress import progress_bar
 
@@ -175,14 +176,17 @@ class PPOTrainer:
     def _returns(self, moves: dict, final_rewards: dict) -> np.ndarray:
         """Monte Carlo return of each move (gamma = 1), in [-1, 1] like the value head:
         (1 - w) x the seat's final reward + w x tanh(minutes that seat scores from this
-        move on / 100), with w = `points_reward` (0 = the final reward only)."""
+        move on / 100), with w = `points_reward` (0 = the final reward only). The second
+        term is the seat's own minutes, not its lead (`engine.kernels.side_lead`), on the
+        margin's scale (`engine.kernels.LEAD_SCALE`); in the team variant partners' returns
+        differ by it."""
         returns = np.zeros(len(moves["game"]), dtype=np.float32)
         future = {}  # (game, episode, seat) -> minutes scored by later moves
         for t in range(len(returns) - 1, -1, -1):  # moves are stored in time order
             key = (moves["game"][t], moves["episode"][t], moves["seat"][t])
             future[key] = future.get(key, 0) + moves["points"][t]
             w = self.pc.points_reward
-            returns[t] = (1 - w) * final_rewards[key[:2]][key[2]] + w * np.tanh(future[key] / 100.0)
+            returns[t] = (1 - w) * final_rewards[key[:2]][key[2]] + w * np.tanh(future[key] / LEAD_SCALE)
         return returns
 
     # --- learning ---------------------------------------------------------------------------

@@ -48,7 +48,7 @@ from engine import access, rules
 from engine.determinize import deal_unseen, unseen_tiles
 from engine.kernels import (
     apply_action, copy_state, count_placements, kernel, lines_through, lowest_bit_index, open_cells,
-    placement_points, random_playout, rewards, rng_below, run_set_candidates, without_lowest_bit,
+    placement_points, random_playout, rewards, rng_below, run_set_candidates, seat_margin, without_lowest_bit,
 )
 from engine.layout import CELL_OF_PAD
 
@@ -60,7 +60,6 @@ from .tree import COUNT, ORDER_LEN, SCRATCH_CHILD_MASK, SCRATCH_COUNTS, SCRATCH_
 ACTION, PARENT, FIRST_CHILD, NEXT_SIBLING, VISITS, AVAIL = range(6)
 ROOT = 0
 NO_NODE = -1
-LEAD_SCALE = 100.0  # minutes; the margin term is margin * tanh(lead / LEAD_SCALE)
 
 _PASS = rules.PASS_ACTION
 _MAX_VALUE = rules.MAX_VALUE
@@ -133,26 +132,15 @@ def backup(tree, node, reward, num_players):
 @kernel
 def simulation_rewards(info, out, margin):
     """Every seat's reward at the end of a simulation, ended or cut: the rewards of
-    docs/rules.md plus ``margin * tanh(lead / 100)``, ``lead`` the seat's minutes minus the
-    mean of the others' (teams: own team minus the other), a graded signal that separates
-    moves far better than win/loss alone on a small budget."""
+    docs/rules.md plus ``margin`` times the seat's margin, ``tanh(lead / 100)``
+    (`engine.kernels.seat_margin`: the seat's minutes minus the mean of the others';
+    teams: own team minus the other), a graded signal that separates moves far better
+    than win/loss alone on a small budget."""
     rewards(info, out)
     if margin == 0.0:
         return
-    n = access.num_players(info)
-    if access.is_team(info):
-        lead = float((access.score(info, 0) + access.score(info, 2))
-                     - (access.score(info, 1) + access.score(info, 3)))
-        bonus = margin * np.tanh(lead / LEAD_SCALE)
-        for s in range(4):
-            out[s] += bonus if s % 2 == 0 else -bonus
-        return
-    total = 0
-    for s in range(n):
-        total += access.score(info, s)
-    for s in range(n):
-        lead = access.score(info, s) - (total - access.score(info, s)) / (n - 1)
-        out[s] += margin * np.tanh(lead / LEAD_SCALE)
+    for s in range(access.num_players(info)):
+        out[s] += margin * seat_margin(info, s)
 
 
 # --- the shipped parts ----------------------------------------------------------------------
