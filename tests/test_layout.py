@@ -7,7 +7,8 @@ pyproject.toml, run here so that CI fails on an upward import.
 Nothing outside research/ (the product packages, the benchmarks, the tests, the top-level
 scripts and docs/'s generators) imports or runs a research script, and every research
 script's docstring names the dated entry of the results archive (indexed in
-benchmarks/RESULTS.md) that holds its answer, and its verdict.
+benchmarks/RESULTS.md) that holds its answer, and its verdict. No module of the product is
+named like one of its packages (a `training/evaluation.py` reads as the `evaluation` package).
 """
 
 from __future__ import annotations
@@ -29,6 +30,38 @@ def test_the_layers_import_one_way(capsys):
 
     code = lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True, no_logo=True)
     assert code == 0, "an import breaks the layers of pyproject.toml's [tool.importlinter]:\n" + capsys.readouterr().out
+
+
+def product_packages() -> set[str]:
+    """The product's top-level packages: the top names of the wheel's package list."""
+    import tomllib
+
+    listed = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    return {name.split(".")[0] for name in listed}
+
+
+def shadowing_names(modules: list[str], packages: set[str]) -> list[str]:
+    """The dotted `modules` below a top-level package whose own name is one of `packages`."""
+    return [m for m in modules if "." in m and m.rsplit(".", 1)[1] in packages]
+
+
+def test_no_module_is_named_like_a_package_of_the_product():
+    packages = product_packages()
+    assert {"engine", "env", "agents", "evaluation", "training", "humanplay"} <= packages
+    modules = []
+    for top in sorted(packages):
+        for path in (ROOT / top).rglob("*"):
+            if "__pycache__" in path.parts or not (path.suffix == ".py" or path.is_dir()):
+                continue
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            modules.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    assert shadowing_names(modules, packages) == [], "rename the module: it reads as the package of that name"
+
+
+def test_the_shadowing_check_finds_a_module_and_a_folder():
+    packages = {"evaluation", "training"}
+    assert shadowing_names(["training.evaluation", "training.policy_games", "evaluation", "agents.training"],
+                           packages) == ["training.evaluation", "agents.training"]
 
 
 def research_scripts() -> list[Path]:

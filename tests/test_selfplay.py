@@ -279,7 +279,7 @@ def test_no_spec_is_parsed_after_the_config_is_loaded(tmp_path, monkeypatch):
 
 
 def test_a_spec_string_inside_the_trainer_is_a_clear_error(tmp_path):
-    from training.evaluation import evaluate_policy
+    from training.policy_games import evaluate_policy
 
     with pytest.raises(ValueError, match="a self-play teacher or league opponent must be a typed agent"):
         teacher.teacher_games("ismcts:iterations=4", 1, 0, workers=1, progress=False, store=tmp_path / "none")

@@ -566,7 +566,7 @@ def test_training_evaluation_reports_progress_on_one_torch_thread():
     """train.py's evaluation shows each finished game (it is a wait of minutes with a
     large net) and plays on one torch thread, leaving the caller's setting as it was."""
     from agents.networks.policy import NetPolicy
-    from training.evaluation import evaluate_policy
+    from training.policy_games import evaluate_policy
 
     policy = NetPolicy(PolicyValueNet(NetConfig(channels=8, blocks=1)).eval())
     seen, threads = [], torch.get_num_threads()

@@ -31,7 +31,7 @@ from engine.extras import MissingExtra, command, install_hint
 from agents.networks import read_checkpoint, resolve_device, save_checkpoint
 from evaluation.progress import progress_bar
 from training.config import config_to_dict, load_config
-from training.evaluation import evaluate_policy
+from training.policy_games import evaluate_policy
 from training.run import RESUMABLE_KEYS, RunDir
 
 
