@@ -1,5 +1,5 @@
 """The evaluation config (`EvalConfig`), one strict pydantic model behind the YAML files and
-the command line, and what every config of the toolkit shares (`StrictConfig`, `parse`).
+the command line (a `agents.strict_config.StrictConfig`, like every config of the toolkit).
 
 A YAML config (configs/eval_*.yaml) holds any subset of the fields below; an unknown key
 or a wrongly typed value is a one-line error naming the key and the file. CLI flags
@@ -9,7 +9,6 @@ resolved config is saved as ``config.yaml`` in the output directory.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import importlib.util
 import json
@@ -19,9 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, StringConstraints, ValidationError
+from pydantic import BeforeValidator, Field, PrivateAttr, StringConstraints
 
 from agents import shipped
+from agents.strict_config import StrictConfig, parse
 from engine.extras import install_hint
 
 if TYPE_CHECKING:
@@ -38,49 +38,6 @@ SEATINGS, START_METHODS, EXECUTORS, PLAYERS = (get_args(t) for t in (Seating, St
 DEFAULT_MOVE_TIME_LIMIT = 60.0  # seconds, or MOVE_LIMIT_PER_BUDGET x the largest time= budget
 MOVE_LIMIT_PER_BUDGET = 10.0
 GAME_LIMIT_PER_MOVE_LIMIT = 30.0  # a seat makes at most ~20 decisions in a game
-
-
-class StrictConfig(BaseModel):
-    """A config section: unknown keys and wrongly typed values (a string for a number, a
-    number for true/false) are errors; `parse` turns them into one line naming the key."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-def parse(cls: type[BaseModel], data: Any, source: str | None = None):
-    """`cls` validated from plain data (a YAML mapping); ValueError, one line naming the
-    first bad key (and `source`, the file), in place of pydantic's report."""
-    try:
-        return cls.model_validate(data)
-    except ValidationError as exc:
-        raise ValueError((f"{source}: " if source else "") + _one_line(cls, exc.errors()[0])) from None
-
-
-_PHRASES = {"Input should be": "must be", "a valid integer": "an integer", "a valid boolean": "true or false",
-            "a valid number": "a number", "a valid string": "a string", "a valid list": "a list",
-            "greater than or equal to": ">=", "less than or equal to": "<=", "greater than": ">", "less than": "<",
-            "String should have at least 1 character": "must not be empty"}
-
-
-def _one_line(cls: type[BaseModel], error: dict) -> str:
-    parts = [p for p in error["loc"] if p != "[key]"]  # a dict's bad key is named by the key itself
-    key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".")
-    what = f"config key {key!r}" if key else "the config"
-    if error["type"] == "value_error":  # a check of ours: its message names what is wrong
-        text = str(error["ctx"]["error"])
-        return f"config key {key!r}: {text}" if key else text
-    if error["type"] == "extra_forbidden":
-        for part in error["loc"][:-1]:  # the section holding the unknown key
-            cls = cls.model_fields[part].annotation
-        close = difflib.get_close_matches(str(error["loc"][-1]), list(cls.model_fields), n=1)
-        return (f"unknown config key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
-                + f"; valid keys here: {', '.join(cls.model_fields)}")
-    if error["type"] in ("model_type", "model_attributes_type"):
-        return f"{what} must be a mapping of keys, got {error['input']!r}"
-    text = error["msg"]
-    for words, short in _PHRASES.items():
-        text = text.replace(words, short)
-    return f"{what} {text}, got {error['input']!r}"
 
 
 def _listed(split: bool) -> BeforeValidator:

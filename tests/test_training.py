@@ -186,6 +186,29 @@ def test_malformed_configs_are_clear_errors(bad, message):
         config_from_dict(bad)
 
 
+def test_every_config_is_one_strict_base():
+    """The network's shape, every section of the training config and the tournament's config
+    are `agents.strict_config.StrictConfig`s: one base, nothing copied."""
+    import inspect
+
+    from pydantic import BaseModel
+
+    from agents.networks import model
+    from agents.strict_config import StrictConfig, parse
+    from evaluation import config as eval_config
+    from training import config as train_config
+
+    models = {cls for module in (model, train_config, eval_config)
+              for _, cls in inspect.getmembers(module, inspect.isclass)
+              if issubclass(cls, BaseModel) and cls.__module__ == module.__name__}
+    assert {NetConfig, train_config.TrainConfig, train_config.SelfPlayConfig, eval_config.EvalConfig} <= models
+    assert [cls.__name__ for cls in models if not issubclass(cls, StrictConfig)] == []
+    assert all(cls.model_config == StrictConfig.model_config for cls in models)
+    assert not [m.__name__ for m in (model, train_config, eval_config) if "ConfigDict" in inspect.getsource(m)]
+    with pytest.raises(ValueError, match="unknown config key 'chanels' .did you mean 'channels'"):
+        parse(NetConfig, {"chanels": 8})
+
+
 @pytest.mark.parametrize("retired, overrides", [
     ({"algorithm": "alphazero"}, []),
     ({"algorithm": "selfplay", "alphazero": {"pretrain_steps": 600, "batch_size": 256}}, []),

@@ -2,7 +2,7 @@
 
 Every key has a default and a one-line meaning. An unknown key, a wrong type or a bad
 value is a one-line error naming the key (and the file), found when the config is loaded,
-before any training (`evaluation.config.parse`): agent specs (eval opponents, the warm
+before any training (`agents.strict_config.parse`): agent specs (eval opponents, the warm
 start's teacher, the ladder's anchors) are checked by the agents registry, checkpoint
 files they name included, and parsed there, once, into the typed agents the run builds
 (`SelfPlayConfig.teacher` and `.anchors`, `TrainingEvalConfig.lineup`: attributes beside
@@ -28,7 +28,8 @@ from agents.networks import NetConfig
 from engine.extras import install_hint
 from engine.files import atomic_write
 from agents.settings import SearchSettings
-from evaluation.config import Executor, StrictConfig, parse
+from agents.strict_config import StrictConfig, parse
+from evaluation.config import Executor
 
 
 def _search_settings(value) -> SearchSettings:

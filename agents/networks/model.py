@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from torch import nn
 from torch.nn import functional as F
 
+from agents.strict_config import StrictConfig
 from engine import rules
 from env.observation import NUM_PLANES, NUM_VECTOR_FEATURES, OBS_SIZE, P_POINTS, PLANES_SIZE
 
@@ -28,10 +29,8 @@ from .features import EXPOSURES
 MASKED_LOGIT = -1e9
 
 
-class NetConfig(BaseModel):
+class NetConfig(StrictConfig):
     """Shape of the network (saved with every checkpoint; the training config's net: section)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
 
     channels: int = Field(32, ge=1)  # width of the residual tower
     blocks: int = Field(2, ge=0)  # residual blocks
