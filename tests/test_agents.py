@@ -68,6 +68,20 @@ def test_spec_parameters_reach_the_agent():
     assert not make("ismcts").cheating and not make("pimc").cheating
 
 
+@pytest.mark.parametrize("spec", ["ismcts:time=0.05,depth=2", "pimc:determinizations=2,iterations=30",
+                                  "br:target=greedy,iterations=30"])
+def test_a_search_reads_its_budget_from_its_settings_and_warm_up_leaves_them(spec):
+    """One source for a search's parameters: the SearchSettings record. The agent keeps no
+    copy of its budget or depth that a warm-up could overwrite and forget to restore."""
+    agent = make(spec, seed=3)
+    settings, rng = agent.settings, agent.rng
+    assert not {"iterations", "time", "depth"} & set(vars(agent))
+    agent.warm_up()
+    assert agent.settings is settings and agent.rng is rng
+    assert (agent.iterations, agent.time) == (settings.iterations, settings.time)
+    assert agent.depth == settings.rollout_depth(False)
+
+
 def test_only_cheating_agents_see_the_true_state():
     view = PlayerView(GameState.new(2, seed=1), 0)
     with pytest.raises(PermissionError):

@@ -243,9 +243,7 @@ class BestResponseAgent(MCTSAgent):
         from engine import GameState
         from engine.view import PlayerView
 
-        budget, rng = (self.iterations, self.time), self.rng
-        self.iterations, self.time, self.rng = 2, None, np.random.default_rng(0)
-        try:
+        with self.warm_up_budget():
             state = GameState.new(2, seed=0)
             views = [PlayerView(state, 0), PlayerView(state, 1)]
             self.reset(1, 2)
@@ -254,8 +252,6 @@ class BestResponseAgent(MCTSAgent):
                 action = self.act(None, views[1]) if seat == 1 else state.legal_actions()[0]
                 self.observe_action(views[1], seat, action)
                 state.step(action)
-        finally:
-            (self.iterations, self.time), self.rng = budget, rng
 
     def compile_parts(self) -> tuple[str, ...]:
         """The parts compiled on their own (`compile_part`), unless the search is cached:

@@ -17,6 +17,7 @@ a tile the partner shows them.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
 import time as _time
@@ -62,9 +63,6 @@ class MCTSAgent(Agent):
         super().__init__()
         self.settings = s = search_settings(settings, parameters)
         s.check_guided(getattr(self, "_guide", None) is not None)
-        self.iterations = s.iterations
-        self.time = s.time
-        self.depth = s.rollout_depth(evaluated)
         self._params = s.kernel_parameters(evaluated)
         self._tree = parts.new_tree(self.iterations + 1 if self.time is None else 1 << 14)
         self._work = parts.new_workspace()
@@ -78,6 +76,31 @@ class MCTSAgent(Agent):
         self._rank_scratch = np.zeros(SCRATCH_LEN, dtype=np.int64)
         self.last_iterations = 0  # simulations run for the last move (for benchmarks)
         self._act_started = 0.0
+
+    # --- the settings: read from the one record, never copied --------------------------------
+    @property
+    def iterations(self) -> int:
+        return self.settings.iterations
+
+    @property
+    def time(self) -> float | None:
+        return self.settings.time
+
+    @property
+    def depth(self) -> int:
+        """The rollout depth the kernels use (`SearchSettings.rollout_depth`)."""
+        return self._params.depth
+
+    @contextlib.contextmanager
+    def warm_up_budget(self):
+        """Within the block: two iterations a move, no time budget, a fixed random stream;
+        after it, the agent's settings and random stream as they were."""
+        settings, rng = self.settings, self.rng
+        self.settings, self.rng = dataclasses.replace(settings, iterations=2, time=None), np.random.default_rng(0)
+        try:
+            yield
+        finally:
+            self.settings, self.rng = settings, rng
 
     # --- the budget -------------------------------------------------------------------------
     def _run(self, grid, info, observer, iterations, seconds, rng):
@@ -171,12 +194,8 @@ class MCTSAgent(Agent):
     def warm_up(self) -> None:
         """Search the first move of a fixed game for two iterations: compiles (or loads)
         every kernel a move uses. The agent's budget and random stream are left as they were."""
-        budget, rng = (self.iterations, self.time), self.rng
-        self.iterations, self.time, self.rng = 2, None, np.random.default_rng(0)
-        try:
+        with self.warm_up_budget():
             self.act_with_visits(warm_up_view())
-        finally:
-            (self.iterations, self.time), self.rng = budget, rng
 
     def act_with_visits(self, view) -> tuple[int, np.ndarray, np.ndarray]:
         """The chosen action, and the root's visit counts and summed rewards for the
