@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from engine import rules
+from engine import kernel_cache, rules
 from engine.access import (capacity, current_seat, hand_count, hand_size, hand_values, is_over, num_players,
                            placement_action, run_after, run_before, run_length, run_sum, tile_value,
                            values_that_fit)
@@ -29,6 +29,8 @@ from engine.kernels import (
     without_lowest_bit,
 )
 from engine.layout import AXIS_STEP, ON_BOARD, PAD_OF_CELL
+
+kernel_cache.register(__name__, "the greedy and rollout policies", 10)
 
 _MAX_VALUE = rules.MAX_VALUE
 _PASS = rules.PASS_ACTION

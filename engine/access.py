@@ -21,13 +21,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from . import rules
+from . import kernel_cache, rules
 from .kernels import FITS_MASK
 from .layout import (
     BAG_POS, CAP, CELL_OF_PAD, CURRENT, DEAL, GRID_CELLS, GRID_CHANNELS, HAND, HAND_MASK, HAND_SIZE,
     HAND_STRIDE, INFO_LEN, LAST_ACTION, LEN_SHIFT, NUM_PLAYERS, OCCUPIED, OVER, RUN_AFTER,
     RUN_BEFORE, SCORE, SHOWN, SHOWN_THIS_TURN, SUM_MASK, TEAM, TIMEOUT, TURN, VAL,
 )
+
+kernel_cache.register(__name__, "the engine", 5)
 
 _NUM_TILES = rules.NUM_TILES
 _MAX_VALUE = rules.MAX_VALUE

@@ -13,9 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from . import kernels, layout, rules, validate
+from . import kernel_cache, kernels, layout, rules, validate
 from .deal import normalize_seed, seed_array
 from .kernels import rng_next
+
+kernel_cache.register(__name__, "the engine", 5)
 
 
 @njit(inline="always", cache=True)

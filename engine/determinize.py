@@ -45,10 +45,12 @@ import math
 import numpy as np
 from numba import njit
 
-from . import rules
+from . import kernel_cache, rules
 from .kernels import add_to_hand, can_place_now, copy_state, ix, kernel, rng_below, rng_next
 from .layout import (BAG_POS, DEAL, HAND, HAND_MASK, HAND_SIZE, NUM_PLAYERS, OVER, PAD_OF_CELL,
                      PASS_CAP, PASS_HELD, SHOWN, TEAM, VAL)
+
+kernel_cache.register(__name__, "the engine", 5)
 
 _NUM_TILES = rules.NUM_TILES
 SCRATCH_LEN = 64  # int64 scratch a caller passes in, so the kernel allocates nothing

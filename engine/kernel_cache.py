@@ -3,78 +3,143 @@ one invalidation rule across files.
 
 numba compiles a kernel on its first call and, with ``cache=True``, saves the machine code
 (in ``__pycache__`` next to the source, or under ``NUMBA_CACHE_DIR``), so later processes
-load it in milliseconds. Two things numba does not do, done here on import of
-`engine.kernels` (before any kernel is defined):
+load it in milliseconds. Two things numba does not do, done here for every module that
+calls `register` (each module that compiles kernels with ``cache=True`` does, after its
+imports and before its first kernel; the engine names no module above it):
 
 * **Say that it compiles.** On a cold cache the first game step, env step, search or
   training iteration waits while numba compiles, silently. `announce_compiles` prints a
   line to stderr when this process starts compiling a group of the project's kernels
-  (`GROUPS`: the engine, the envs, the greedy policy, the search, ...), naming the group
-  and how long it takes cold (benchmarks/cold_start.py measures it); each group once per
-  process, on its own line (above a progress bar, through tqdm), and only for a top-level
-  compile (the kernels a search compiles inside it belong to the search's line). numba's
-  ``numba:compile`` event fires only on a cache miss, so a warm cache prints nothing, and
-  neither does a worker process that loads what its parent compiled
-  (`evaluation.executor.precompile`).
+  (the group a module registered with: the engine, the envs, the greedy policy, the
+  search, ...), naming the group and how long it takes cold (benchmarks/cold_start.py
+  measures it); each group once per process, on its own line (above a progress bar,
+  through tqdm), and only for a top-level compile (the kernels a search compiles inside it
+  belong to the search's line). numba's ``numba:compile`` event fires only on a cache
+  miss, so a warm cache prints nothing, and neither does a worker process that loads what
+  its parent compiled.
 * **Invalidate across files.** numba keys a cached kernel on the contents of its own
-  source file only, but kernels call and inline kernels of other files (the env and the
-  agents call `engine.kernels.place`, ...): after an edit of ``engine/kernels.py`` the
-  cached agent kernels would keep running the old engine. `check_sources` fingerprints
-  every file of `KERNEL_FILES` and, when the fingerprint differs from the one stored next
-  to the cache, deletes the cached kernels of all of them, so everything recompiles.
+  source file only, but kernels call and inline kernels and constants of other files (the
+  envs and the searches call ``engine.kernels.place``, read ``engine.layout``'s offsets):
+  after an edit of ``engine/kernels.py`` the cached search kernels would keep running the
+  old engine. `register` fingerprints the module's file and every file of the project it
+  imports at its top level, directly or through others (`sources`: read from the import
+  statements, so the set is the same in every process whatever else it imported), and
+  when the fingerprint differs from the one stored next to the module's cache, deletes
+  that module's cached kernels, before any of them is loaded. A module that imports the
+  edited file registers after it, so its kernels go too; the others stay.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import multiprocessing
 import os
+import re
 import signal
 import sys
 from pathlib import Path
 
 from .files import atomic_write_text
 
-# Every module that compiles numba kernels with cache=True (tests/test_kernel_cache.py
-# checks that none is missing), relative to the directory holding the packages.
-KERNEL_FILES = (
-    "engine/kernels.py", "engine/access.py", "engine/batch.py", "engine/determinize.py",
-    "env/observation.py", "env/step_kernels.py",
-    "agents/policy_kernels.py", "agents/search/core.py", "agents/networks/evaluator.py", "agents/networks/placement.py",
-    "agents/networks/features.py", "agents/search/br_kernels.py", "agents/search/afterstate.py",
-    "training/opponents.py",
-)
-PROJECT_PACKAGES = ("engine", "env", "agents", "training", "evaluation")
-STAMP_NAME = "kernel_sources.sha256"
-ROOT = Path(__file__).resolve().parents[1]
-
-# What a cold compile of each group of kernels is, by the module of its top-level kernel,
-# and the CPU seconds it takes on one quiet core of a small machine (AMD EPYC, numba 0.68;
-# benchmarks/cold_start.py --kernels, benchmarks/RESULTS.md 2026-12-06). First match wins.
-GROUPS = (
-    ("engine.", "the engine", 5),
-    ("env.observation", "the observation encoder", 5),
-    ("env.", "the environments", 20),
-    ("agents.search.core", "the search agents (ismcts, pimc, cheat)", 20),
-    ("agents.search.br_kernels", "the best response (br, evaluate.py exploit)", 50),
-    ("agents.policy_kernels", "the greedy and rollout policies", 10),
-    ("agents.", "the agents' features and evaluators", 20),
-    ("training.", "training's batched opponents", 30),
-)
+STAMP_SUFFIX = ".sources.sha256"  # the fingerprint of a module's sources, beside its cached kernels
+ROOT = Path(__file__).resolve().parents[1]  # the directory holding the packages (a checkout, site-packages)
 NOTICE = "compiling numba kernels"  # every notice line starts so
+
+# module -> (what its kernels are, CPU seconds of a cold compile on one quiet core of a small
+# machine: AMD EPYC, numba 0.68; benchmarks/cold_start.py --kernels, benchmarks/RESULTS.md 2026-12-06)
+REGISTERED: dict[str, tuple[str, int]] = {}
+
+
+def register(module: str, what: str, seconds: int) -> None:
+    """Called by a module that compiles kernels with ``cache=True``, as
+    ``kernel_cache.register(__name__, "the engine", 5)``, after its imports and before its
+    first kernel: drops its cached kernels if its sources changed (`drop_stale` over
+    `sources`), and names its group for the compile notice (`notice`)."""
+    REGISTERED[module] = (what, seconds)
+    path = getattr(sys.modules.get(module), "__file__", None)
+    if path is not None:
+        drop_stale(Path(path), sources(module))
+    announce_compiles()
 
 
 def notice(module: str) -> str | None:
-    """The notice line for a top-level compile of a kernel of `module` (None: not ours)."""
-    for prefix, what, seconds in GROUPS:
-        if module.startswith(prefix):
-            return (f"{NOTICE} for {what} (not in numba's cache yet; cached for later runs): about {seconds} s "
-                    "of CPU cold, more on a busy machine ...")
+    """The notice line for a top-level compile of a kernel of `module` (None: not a
+    registered module)."""
+    if module not in REGISTERED:
+        return None
+    what, seconds = REGISTERED[module]
+    return (f"{NOTICE} for {what} (not in numba's cache yet; cached for later runs): about {seconds} s "
+            "of CPU cold, more on a busy machine ...")
+
+
+_IMPORT = re.compile(r"^(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)|import[ \t]+([^\n]*))", re.M)
+
+
+def module_file(module: str, root: Path = ROOT) -> Path | None:
+    """The source file of the dotted `module` under `root` (a module or a package)."""
+    base = root.joinpath(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
     return None
 
 
+@functools.lru_cache(maxsize=None)
+def top_level_imports(path: Path, module: str, root: Path = ROOT) -> frozenset[str]:
+    """The dotted modules that `path` (the module `module`) imports at its top level:
+    ``from X import a`` names X (when something of it is not a submodule) and X.a (when it
+    is); ``import X.Y`` names X.Y; relative imports are resolved."""
+    source = re.sub(r"#[^\n]*", "", path.read_text()).replace("\\\n", " ")
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = set()
+    for dots, name, names, plain in _IMPORT.findall(source):
+        if plain:
+            found.update(part.split()[0] for part in plain.split(",") if part.strip())
+            continue
+        if dots:
+            base = package.split(".")
+            base = base[:len(base) - (len(dots) - 1)]
+            name = ".".join(base + ([name] if name else []))
+        items = [item.split()[0] for item in names.strip("()").split(",") if item.strip()]
+        submodules = [f"{name}.{item}" for item in items if module_file(f"{name}.{item}", root) is not None]
+        found.update(submodules)
+        if len(submodules) < len(items):
+            found.add(name)
+    return frozenset(found)
+
+
+_SOURCES: dict[tuple, tuple[Path, ...]] = {}
+
+
+def sources(module: str, root: Path = ROOT, packages=None) -> tuple[Path, ...]:
+    """The files `module`'s kernels may depend on: its own and, followed through their
+    top-level imports, those of every module it imports from `packages` (default: the
+    top-level packages of the registered modules and of `module`), sorted."""
+    if packages is None:
+        packages = {name.split(".")[0] for name in (*REGISTERED, module)}
+    key = (module, str(root), tuple(sorted(packages)))
+    if root == ROOT and key in _SOURCES:
+        return _SOURCES[key]
+    seen: dict[str, Path] = {}
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        if name in seen or name == __name__ or name.split(".")[0] not in packages:
+            continue  # this module is the machinery, not kernel code
+        path = module_file(name, root)
+        if path is None:
+            continue
+        seen[name] = path
+        todo.extend(top_level_imports(path, name, root))
+    result = tuple(sorted(set(seen.values())))
+    if root == ROOT:
+        _SOURCES[key] = result
+    return result
+
+
 def source_fingerprint(paths) -> str:
-    """sha256 over the names and contents of the kernel source files that exist."""
+    """sha256 over the names and contents of the source files that exist."""
     digest = hashlib.sha256()
     for path in paths:
         path = Path(path)
@@ -98,27 +163,24 @@ def cache_dir_of(source: Path) -> Path | None:
     return None
 
 
-def drop_stale(paths, cache_dir_for=cache_dir_of) -> bool:
-    """If the sources in `paths` changed since the fingerprint stored next to the first
-    one's cache, delete every cached kernel of every file in `paths` and store the new
-    fingerprint. Returns whether it deleted. Never raises for a read-only cache: numba
-    then cannot write there either."""
-    paths = [Path(p) for p in paths]
-    stamp_dir = cache_dir_for(paths[0])
-    if stamp_dir is None:
+def drop_stale(owner: Path, paths, cache_dir_for=cache_dir_of) -> bool:
+    """If the sources in `paths` (`owner`'s file and what it imports) changed since the
+    fingerprint stored next to `owner`'s cache, delete `owner`'s cached kernels and store
+    the new fingerprint. Returns whether it deleted. Never raises for a read-only cache:
+    numba then cannot write there either."""
+    owner = Path(owner)
+    directory = cache_dir_for(owner)
+    if directory is None:
         return False
-    stamp = stamp_dir / STAMP_NAME
+    stamp = directory / (owner.stem + STAMP_SUFFIX)
     fingerprint = source_fingerprint(paths)
     try:
         if stamp.read_text().strip() == fingerprint:
             return False
     except OSError:
         pass  # no stamp yet: a fresh cache, or one written before this rule
-    for path in paths:
-        directory = cache_dir_for(path)
-        if directory is None or not directory.is_dir():
-            continue
-        for cached in [*directory.glob(f"{path.stem}.*.nbi"), *directory.glob(f"{path.stem}.*.nbc")]:
+    if directory.is_dir():
+        for cached in [*directory.glob(f"{owner.stem}.*.nbi"), *directory.glob(f"{owner.stem}.*.nbc")]:
             try:
                 cached.unlink()
             except OSError:
@@ -128,11 +190,6 @@ def drop_stale(paths, cache_dir_for=cache_dir_of) -> bool:
     except OSError:
         pass
     return True
-
-
-def check_sources() -> bool:
-    """`drop_stale` over this project's `KERNEL_FILES`."""
-    return drop_stale([ROOT / name for name in KERNEL_FILES])
 
 
 _listener = None

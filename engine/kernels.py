@@ -26,11 +26,9 @@ from .layout import (
     RUN_BEFORE, SCORE, SHOWN, SHOWN_THIS_TURN, SUM_MASK, TEAM, TIMEOUT, TURN, VAL,
 )
 
-# Before any kernel below loads from numba's cache: drop the caches of every kernel file if
-# any of them changed (numba alone would keep other files' callers stale), and say so
-# when this process compiles.
-kernel_cache.check_sources()
-kernel_cache.announce_compiles()
+# Before any kernel below loads from numba's cache: drop this file's cached kernels if it or
+# what it imports changed, and say so when this process compiles (every kernel module does).
+kernel_cache.register(__name__, "the engine", 5)
 
 _LINE_CAP = rules.LINE_CAP
 _NUM_TILES = rules.NUM_TILES

@@ -61,11 +61,13 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
-from engine import access, kernels, rules, symmetry
+from engine import access, kernel_cache, kernels, rules, symmetry
 from engine.access import (bag_left, capacity, current_seat, hand_count, hand_size, hand_values,
                            is_over, is_team, last_action, num_players, occupied_cells, score,
                            shown_this_turn, shown_value, tile_value, timeout_cells, turn)
 from engine.layout import CELL_OF_PAD, PAD_OF_CELL
+
+kernel_cache.register(__name__, "the observation encoder", 5)
 
 # --- planes ----------------------------------------------------------------------------
 BOARD = rules.BOARD_SIZE

@@ -24,11 +24,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from engine import kernels
+from engine import kernel_cache, kernels
 from engine.access import current_seat, is_over, score
 from engine.kernels import rng_next
 
 from .observation import encode_into, encode_mover_into
+
+kernel_cache.register(__name__, "the environments", 20)
 
 
 @kernels.kernel

@@ -1,9 +1,11 @@
-"""numba's cache of the project's kernels: every cached kernel module is covered by the
-cross-file invalidation rule, an edit drops the caches of all of them, and a cold cache
-(only) prints the compile notice."""
+"""numba's cache of the project's kernels: every cached kernel module registers itself (the
+engine names none above it), an edit drops the caches of the modules that import the edited
+file, and a cold cache (only) prints the compile notice."""
 
 from __future__ import annotations
 
+import ast
+import importlib
 import json
 import os
 import re
@@ -18,13 +20,50 @@ from engine import kernel_cache
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_every_module_with_cached_kernels_is_listed():
-    cached = set()
-    for package in kernel_cache.PROJECT_PACKAGES:
+PRODUCT = ("engine", "env", "agents", "evaluation", "training", "humanplay")
+CACHED = re.compile(r"njit\([^)]*cache=True|^@(kernels\.)?kernel\b", re.M)
+REGISTER = re.compile(r"^kernel_cache\.register\(__name__, ", re.M)
+
+
+def kernel_modules() -> dict[str, Path]:
+    """Every module of the product that compiles numba kernels with cache=True."""
+    found = {}
+    for package in PRODUCT:
         for path in (ROOT / package).rglob("*.py"):
-            if re.search(r"njit\([^)]*cache=True|^@(kernels\.)?kernel\b", path.read_text(), re.M):
-                cached.add(path.relative_to(ROOT).as_posix())
-    assert cached == set(kernel_cache.KERNEL_FILES)
+            if CACHED.search(path.read_text()):
+                found[".".join(path.relative_to(ROOT).with_suffix("").parts)] = path
+    return found
+
+
+def test_every_module_with_cached_kernels_registers_after_its_imports_before_its_kernels():
+    """The engine knows no module above it: each kernel module registers itself, after its
+    imports (so that what it imports has registered) and before its first kernel (so that a
+    stale cache is gone before numba could load it)."""
+    modules = kernel_modules()
+    assert {"engine.kernels", "agents.search.core", "training.opponents"} <= set(modules)
+    for name, path in modules.items():
+        source = path.read_text()
+        register = REGISTER.search(source)
+        assert register, f"{name} compiles cached kernels but does not call kernel_cache.register(__name__, ...)"
+        line = source[:register.start()].count("\n") + 1
+        tree = ast.parse(source)
+        imports = [n.end_lineno for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+        kernels = [n.lineno for n in tree.body if isinstance(n, ast.FunctionDef) and n.decorator_list]
+        assert max(imports) < line < min(kernels), name
+        importlib.import_module(name)
+    assert set(modules) <= set(kernel_cache.REGISTERED)
+
+
+def test_the_sources_of_a_module_are_what_it_imports_from_the_project():
+    core = {p.relative_to(ROOT).as_posix() for p in kernel_cache.sources("agents.search.core")}
+    assert {"agents/search/core.py", "engine/kernels.py", "engine/layout.py", "engine/rules.py",
+            "agents/policy_kernels.py", "agents/networks/evaluator.py", "agents/search/tree.py"} <= core
+    assert not {"training/opponents.py", "env/step_kernels.py", "engine/kernel_cache.py", "agents/base.py"} & core
+    for name in kernel_modules():
+        paths = {p.relative_to(ROOT).as_posix() for p in kernel_cache.sources(name)}
+        assert "engine/rules.py" in paths and name.replace(".", "/") + ".py" in paths, name
+        if name.startswith("engine."):
+            assert all(p.startswith("engine/") for p in paths), name  # the engine depends on nothing above it
 
 
 def _fake_cache(directory: Path, stem: str) -> list[Path]:
@@ -34,30 +73,39 @@ def _fake_cache(directory: Path, stem: str) -> list[Path]:
     return files
 
 
-def test_an_edit_of_one_kernel_file_drops_the_cache_of_all(tmp_path):
-    sources = [tmp_path / "src" / "kernels.py", tmp_path / "src" / "search_kernels.py"]
-    sources[0].parent.mkdir()
-    for s in sources:
-        s.write_text("x = 1\n")
-    caches = {s: tmp_path / f"cache_{s.stem}" for s in sources}
-    for c in caches.values():
-        c.mkdir()
-    unrelated = [caches[sources[0]] / "kernels.cpython-311.pyc", caches[sources[0]] / "other.g-3.py311.nbi"]
-    for f in unrelated:
-        f.write_bytes(b"keep")
+def test_an_edit_drops_the_caches_of_the_modules_that_import_it_and_no_other(tmp_path):
+    """low <- mid <- top (through a package's submodule import), other beside them: an edit
+    of low drops low's, mid's and top's cached kernels, not other's; an edit of other drops
+    only its own."""
+    code = {"a/low.py": "X = 1\n", "a/mid.py": "from a.low import X\n", "b/top.py": "from a import mid  # m\n",
+            "b/other.py": "import numpy\nimport a\n"}
+    for name, text in code.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    (tmp_path / "a" / "__init__.py").write_text("")
+    caches = {}
+    for name in code:
+        caches[tmp_path / name] = tmp_path / "cache" / name.replace("/", "_")
+        caches[tmp_path / name].mkdir(parents=True)
+    modules = {name.removesuffix(".py").replace("/", "."): tmp_path / name for name in code}
 
-    def drop():
-        return kernel_cache.drop_stale(sources, cache_dir_for=caches.get)
+    def register_all():
+        """What registering each module does: the names of those whose caches were dropped."""
+        kernel_cache.top_level_imports.cache_clear()
+        return {m for m, path in modules.items()
+                if kernel_cache.drop_stale(path, kernel_cache.sources(m, tmp_path, {"a", "b"}), caches.get)}
 
-    assert drop()  # no fingerprint yet: whatever is cached predates the rule
-    files = _fake_cache(caches[sources[0]], "kernels") + _fake_cache(caches[sources[1]], "search_kernels")
-    assert not drop()  # nothing changed: the cache stays
-    assert all(f.exists() for f in files)
-    sources[0].write_text("x = 2\n")  # the engine changed: its callers' machine code is stale too
-    assert drop()
-    assert not any(f.exists() for f in files)
-    assert all(f.exists() for f in unrelated)
-    assert not drop()
+    assert register_all() == set(modules)  # no fingerprint yet: whatever is cached predates the rule
+    files = {m: _fake_cache(caches[path], path.stem) for m, path in modules.items()}
+    unrelated = caches[modules["a.low"]] / "low.cpython-311.pyc"
+    unrelated.write_bytes(b"keep")
+    assert register_all() == set()  # nothing changed: every cache stays
+    (tmp_path / "a" / "low.py").write_text("X = 2\n")  # a constant the others compiled in
+    assert register_all() == {"a.low", "a.mid", "b.top"}
+    assert [m for m, fs in files.items() if any(f.exists() for f in fs)] == ["b.other"] and unrelated.exists()
+    (tmp_path / "b" / "other.py").write_text("import numpy\nimport a\nY = 3\n")
+    assert register_all() == {"b.other"}
+    assert register_all() == set()
 
 
 def _first_deal(cache_dir: Path) -> str:
@@ -74,8 +122,8 @@ def test_compile_notice_on_a_cold_cache_only(tmp_path):
 
 
 def test_every_kernel_module_has_a_notice_naming_its_group():
-    for name in kernel_cache.KERNEL_FILES:
-        module = name.removesuffix(".py").replace("/", ".")
+    for module in kernel_modules():
+        importlib.import_module(module)
         line = kernel_cache.notice(module)
         assert line is not None and line.startswith(kernel_cache.NOTICE) and " s of CPU" in line, module
     assert "search agents" in kernel_cache.notice("agents.search.core")

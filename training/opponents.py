@@ -6,7 +6,9 @@ import numpy as np
 from numba import njit, prange
 
 from agents.policy_kernels import greedy_action
-from engine import layout, rules
+from engine import kernel_cache, layout, rules
+
+kernel_cache.register(__name__, "training's batched opponents", 30)
 
 
 @njit(parallel=True, cache=True)

@@ -31,8 +31,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from engine import rules
+from engine import kernel_cache, rules
 from engine.kernels import kernel
+
+kernel_cache.register(__name__, "the agents' features and evaluators", 20)
 
 HEADER = 8
 BOARD = 7

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine import access, kernels, rules
+from engine import access, kernel_cache, kernels, rules
 from engine.determinize import SCRATCH_LEN, sample_world
 
 from agents.base import Agent, register, warm_up_view
@@ -21,6 +21,8 @@ from agents.parameters import positive_int
 from agents.settings import MARGIN
 
 from .core import simulation_rewards
+
+kernel_cache.register(__name__, "the agents' features and evaluators", 20)
 
 
 @kernels.kernel

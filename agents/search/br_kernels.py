@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from engine import access, layout, rules
+from engine import access, kernel_cache, layout, rules
 from engine.determinize import (deal_around_hands, deal_around_particle, deal_unseen, unseen_counts_into,
                                 unseen_tiles)
 from engine.kernels import (apply_action, count_placements, is_legal, kernel, legal_placements, random_placement,
@@ -39,6 +39,8 @@ from agents.policy_kernels import (SCRATCH_LEN, expected_exposure_after_placemen
 
 from .core import ROOT, Parts, expand_greedy, expand_random, run, simulation_rewards, ucb
 from .tree import SCRATCH_COUNTS, SCRATCH_TILES
+
+kernel_cache.register(__name__, "the best response (br, evaluate.py exploit)", 50)
 
 # the kinds of target model
 MODEL_NONE = 0  # not modelled: the target's turns are searched (plain ISMCTS)

@@ -44,7 +44,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from engine import access, rules
+from engine import access, kernel_cache, rules
 from engine.determinize import deal_unseen, unseen_tiles
 from engine.kernels import (
     apply_action, copy_state, count_placements, kernel, lines_through, lowest_bit_index, open_cells,
@@ -56,6 +56,8 @@ from agents.networks.evaluator import evaluate_position
 from agents.policy_kernels import rollout, safe_values
 
 from .tree import COUNT, ORDER_LEN, SCRATCH_CHILD_MASK, SCRATCH_COUNTS, SCRATCH_TILES
+
+kernel_cache.register(__name__, "the search agents (ismcts, pimc, cheat)", 20)
 
 ACTION, PARENT, FIRST_CHILD, NEXT_SIBLING, VISITS, AVAIL = range(6)
 ROOT = 0
