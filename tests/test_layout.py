@@ -32,6 +32,51 @@ def test_the_layers_import_one_way(capsys):
     assert code == 0, "an import breaks the layers of pyproject.toml's [tool.importlinter]:\n" + capsys.readouterr().out
 
 
+LAYERS = ("engine", "env", "agents", "evaluation", "training", "humanplay")
+SCRIPTS = ("train", "evaluate", "play")
+
+
+def documented_arrows(text: str) -> set[tuple[str, str]]:
+    """The arrows of docs/architecture.md's ```arrows block: ``A --> B, C`` lines (a script
+    is named with its .py)."""
+    block = re.search(r"^```arrows\n(.*?)^```", text, re.M | re.S)
+    assert block, "docs/architecture.md has no ```arrows block"
+    arrows = set()
+    for line in block.group(1).splitlines():
+        importer, _, imported = line.partition("-->")
+        arrows |= {(importer.strip().removesuffix(".py"), name.strip()) for name in imported.split(",") if name.strip()}
+    return arrows
+
+
+def real_arrows() -> set[tuple[str, str]]:
+    """The import graph between the layers (grimp, as import-linter builds it: every import,
+    in functions too) and what the scripts import from the product."""
+    import grimp
+
+    graph = grimp.build_graph(*LAYERS, cache_dir=None)
+    arrows = {(a, b) for a in LAYERS for b in LAYERS
+              if a != b and graph.direct_import_exists(importer=a, imported=b, as_packages=True)}
+    for script in SCRIPTS:
+        for node in ast.walk(ast.parse((ROOT / f"{script}.py").read_text())):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                     else [node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+            arrows |= {(script, name) for name in names if name.split(".")[0] in LAYERS}
+    return arrows
+
+
+def test_the_architecture_docs_arrows_are_the_import_graph():
+    documented = documented_arrows((ROOT / "docs" / "architecture.md").read_text())
+    real = real_arrows()
+    assert {("train", "training.cli"), ("training", "evaluation"), ("env", "engine")} <= real
+    assert sorted(real - documented) == [], "imports that docs/architecture.md's arrows block does not list"
+    assert sorted(documented - real) == [], "arrows in docs/architecture.md that no import makes"
+
+
+def test_the_arrows_block_is_read_line_by_line():
+    text = "x\n```arrows\ntrain.py --> training.cli\nagents --> env, engine\nengine -->\n```\n"
+    assert documented_arrows(text) == {("train", "training.cli"), ("agents", "env"), ("agents", "engine")}
+
+
 def product_packages() -> set[str]:
     """The product's top-level packages: the top names of the wheel's package list."""
     import tomllib
