@@ -9,6 +9,7 @@ scripts and docs/'s generators) imports or runs a research script, and every res
 script's docstring names the dated entry of the results archive (indexed in
 benchmarks/RESULTS.md) that holds its answer, and its verdict. No module of the product is
 named like one of its packages (a `training/evaluation.py` reads as the `evaluation` package).
+docs/architecture.md's ```arrows block is the import graph between the layers, no more, no less.
 """
 
 from __future__ import annotations
