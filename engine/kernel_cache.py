@@ -92,7 +92,7 @@ def top_level_imports(path: Path, module: str, root: Path = ROOT) -> frozenset[s
     is); ``import X.Y`` names X.Y; relative imports are resolved."""
     source = re.sub(r"#[^\n]*", "", path.read_text()).replace("\\\n", " ")
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    found = set()
+    found: set[str] = set()
     for dots, name, names, plain in _IMPORT.findall(source):
         if plain:
             found.update(part.split()[0] for part in plain.split(",") if part.strip())
