@@ -20,12 +20,13 @@ from training.selfplay import generation_file
 
 TINY = {
     "name": "tiny", "algorithm": "selfplay", "seed": 3, "num_players": 2, "iterations": 2,
-    "net": {"channels": 8, "blocks": 1, "points_skip": 20.0, "exposure_skip": 10.0, "evaluator_hidden": 8},
+    "net": {"channels": 8, "blocks": 1, "points_skip": 20.0, "exposure_skip": 10.0, "exposure": "worst",
+            "evaluator_hidden": 8},
     "selfplay": {"warm_start_teacher": "ismcts:iterations=8", "warm_start_games": 4, "warm_start_steps": 4,
                  "warm_start_evaluator_steps": 4, "batch_size": 16, "evaluator_batch_size": 16,
                  "games_per_generation": 32,
                  "search": "iterations=8,prior=3", "play": "iterations=8", "train_steps": 4, "evaluator_steps": 4,
-                 "workers": 1, "ladder_games": 0},
+                 "learning_rate": 0.001, "margin_weight": 0.0, "window": 1, "workers": 1, "ladder_games": 0},
     "eval": {"every": 1, "games": 2, "opponents": ["greedy"]},
 }
 

@@ -25,9 +25,10 @@ from training.config import config_from_dict, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
+PLAIN_NET = {"points_skip": 0.0, "exposure_skip": 0.0, "evaluator_hidden": 0}  # no skips, no evaluator
 TINY = {
-    "name": "tiny", "seed": 3, "iterations": 2,
-    "net": {"channels": 8, "blocks": 1, "vector_hidden": 16, "head_hidden": 16},
+    "name": "tiny", "algorithm": "ppo", "seed": 3, "iterations": 2,
+    "net": {"channels": 8, "blocks": 1, "vector_hidden": 16, "head_hidden": 16, **PLAIN_NET},
     "ppo": {"num_envs": 8, "steps_per_iteration": 12, "epochs": 1, "minibatch_size": 64,
             "opponents": {"self": 0.5, "random": 0.25, "greedy": 0.25}},
     "selfplay": {"warm_start_teacher": "ismcts:iterations=8", "warm_start_games": 2, "warm_start_steps": 2,
@@ -168,7 +169,7 @@ def test_new_run_refuses_to_overwrite(tmp_path):
     ({"num_players": 3, "team": True}, "team"),
     ({"ppo": {"opponents": {"alien": 1.0}}}, "'ppo.opponents.alien' must be 'self', 'past', 'random' or 'greedy'"),
     ({"net": "big"}, "'net' must be a mapping"),
-    ({"net": {"exposure_skip": 5.0}}, "exposure_skip"),
+    ({"algorithm": "ppo", "net": {"exposure_skip": 5.0}}, "exposure_skip"),
     ({"net": {"exposure": "mean"}}, "net.exposure"),
     ({"algorithm": "selfplay", "selfplay": {"warm_start_teacher": "random"}}, "warm_start_teacher"),
     ({"selfplay": {"warm_start_steps": 0}}, "selfplay.warm_start_steps"),
@@ -247,7 +248,7 @@ def test_corrupt_checkpoint_is_a_clear_error(tmp_path):
 
 def test_masking_never_lets_an_illegal_action_through():
     torch.manual_seed(0)
-    net = PolicyValueNet().eval()
+    net = PolicyValueNet(NetConfig(**PLAIN_NET)).eval()
     obs = torch.randn(64, OBS_SIZE)
     mask = torch.zeros(64, rules.NUM_ACTIONS, dtype=torch.bool)
     rng = np.random.default_rng(0)
@@ -415,7 +416,7 @@ teacher_games(parse_agent("ismcts:iterations=100000"), 2 * GAMES_PER_CHUNK, seed
 def test_points_skip_starts_the_network_at_the_greedy_points_choice():
     from env.observation import P_POINTS, PLANES_SIZE
 
-    net = PolicyValueNet(NetConfig(channels=8, blocks=1, points_skip=20.0)).eval()
+    net = PolicyValueNet(NetConfig(channels=8, blocks=1, **{**PLAIN_NET, "points_skip": 20.0})).eval()
     with torch.no_grad():
         net.place_head.weight.zero_()
         net.place_head.bias.zero_()
@@ -436,7 +437,7 @@ def test_points_skip_starts_the_network_at_the_greedy_points_choice():
 
 
 def test_a_network_reading_exposure_features_says_so_without_them():
-    net = PolicyValueNet(NetConfig(channels=8, blocks=1, exposure_skip=10.0))
+    net = PolicyValueNet(NetConfig(channels=8, blocks=1, **{**PLAIN_NET, "exposure_skip": 10.0}, exposure="worst"))
     obs = torch.zeros((1, OBS_SIZE))
     with pytest.raises(ValueError, match="exposure"):
         net(obs)
@@ -449,7 +450,7 @@ def test_the_exposure_kind_travels_with_the_network_and_its_teacher_games(tmp_pa
     plays with those features; teacher games store the kind the learner asks for."""
     from training.teacher import teacher_games
 
-    net = PolicyValueNet(NetConfig(channels=8, blocks=1, exposure_skip=10.0, exposure="expected"))
+    net = PolicyValueNet(NetConfig(channels=8, blocks=1, **{**PLAIN_NET, "exposure_skip": 10.0}, exposure="expected"))
     save_checkpoint(tmp_path / "net.pt", net)
     assert load_net(tmp_path / "net.pt").exposure_kind == "expected"
     agent = agents.make(f"checkpoint:{tmp_path / 'net.pt'}", seed=0)

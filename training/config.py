@@ -12,6 +12,7 @@ resumed run checks that it matches.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import re
 from functools import cached_property
@@ -27,7 +28,7 @@ from agents import shipped
 from agents.networks import NetConfig
 from engine.extras import install_hint
 from engine.files import atomic_write
-from agents.settings import SearchSettings
+from agents.settings import SELFPLAY_SEARCH, SearchSettings
 from agents.strict_config import StrictConfig, parse
 from evaluation.config import Executor
 
@@ -37,7 +38,7 @@ def _search_settings(value) -> SearchSettings:
     if isinstance(value, SearchSettings):
         return value
     if not isinstance(value, str):
-        raise ValueError(f"must be a string of ismcts parameters such as 'iterations=1000,prior=3', got {value!r}")
+        raise ValueError(f"must be a string of ismcts parameters such as 'iterations=400,c=0.7', got {value!r}")
     if "net=" in value.replace(" ", ""):
         raise ValueError("must not name a network: each generation searches with its own")
     return SearchSettings.parse(value)
@@ -75,15 +76,17 @@ class SelfPlayConfig(StrictConfig):
     training/selfplay.py), and its learner (training/learner.py)."""
 
     warm_start_teacher: str = "ismcts:iterations=1000"  # generation 0 imitates this search's games
-    warm_start_games: Count = 2000
-    warm_start_steps: Count = 500  # generation 0's policy/value minibatch steps (one learning-rate cycle)
+    # the teacher's games; 1,000 start higher and end no stronger (docs/experiments.md)
+    warm_start_games: Count = 200
+    warm_start_steps: Count = 600  # generation 0's policy/value minibatch steps (one learning-rate cycle)
     warm_start_learning_rate: Rate = 0.002  # the peak of generation 0's cycle
-    warm_start_evaluator_steps: Size = 5000  # generation 0's fast-evaluator steps (annealed)
-    games_per_generation: Count = 1000  # self-play games of the previous generation's search
+    warm_start_evaluator_steps: Size = 10000  # generation 0's fast-evaluator steps (annealed)
+    # self-play games of the previous generation's search; 600 end as strong, with a bumpier ladder
+    games_per_generation: Count = 1800
     # ismcts parameters of self-play (the network is the generation's), "key=value,..." in the file
-    search: Search = Field(default_factory=lambda: SearchSettings(iterations=1000, prior=3.0))
-    # ismcts parameters of a generation on the ladder
-    play: Search = Field(default_factory=lambda: SearchSettings(time=0.01, prior=3.0))
+    search: Search = SELFPLAY_SEARCH
+    # ismcts parameters of a generation on the ladder: the same search at 0.01 s a move
+    play: Search = dataclasses.replace(SELFPLAY_SEARCH, time=0.01)
     target_power: float = Field(3.0, gt=0)  # policy target = the root visits ** power, normalised
     # a league (PSRO; against self-overfitting): the share of self-play games in which one seat (team
     # variant: one team) is played by an earlier generation's search, drawn uniformly; its moves train
@@ -92,21 +95,21 @@ class SelfPlayConfig(StrictConfig):
     # show the network each training position turned by a random quarter turn of the board (the game's
     # four symmetries, engine/symmetry.py): four times the data for the policy and value, at no search cost
     symmetries: bool = False
-    train_steps: Count = 1000  # policy/value minibatch steps per generation (one learning-rate cycle)
-    learning_rate: Rate = 1e-3  # the peak of a later generation's cycle
-    evaluator_steps: Size = 3000  # fast-evaluator steps per generation (annealed)
+    train_steps: Count = 300  # policy/value minibatch steps per generation (one learning-rate cycle)
+    learning_rate: Rate = 5e-4  # the peak of a later generation's cycle
+    evaluator_steps: Size = 8000  # fast-evaluator steps per generation (annealed)
     batch_size: Count = 256  # positions per policy/value minibatch
     weight_decay: float = Field(1e-4, ge=0)  # AdamW's, on the policy/value network
-    margin_weight: Share = 0.0  # blend of the score margin into the value target
+    margin_weight: Share = 0.2  # value target: (1 - w) x the game's result + w x the score margin
     # the fast evaluator (net.evaluator_hidden > 0; ignored without one) learns with its own Adam
     evaluator_batch_size: Count = 512
     evaluator_learning_rate: Rate = 1e-3  # the start of each generation's annealing
-    window: Count = 1  # generations of games the policy and value train on (1 = only the newest)
+    window: Count = 2  # generations of games the policy and value train on (1 = only the newest)
     evaluator_window: Size = 0  # generations of games the fast evaluator trains on (0 = all of them)
     workers: Size = 0  # processes playing games (0 = one per CPU core; executor ray: per CPU of the cluster)
     executor: Executor = "process"  # where games are played: "process" (this machine) or "ray" (a Ray cluster)
     ray_address: str | None = None  # executor ray: a running cluster (HOST:PORT, auto); None starts Ray locally
-    ladder_games: Size = 200  # ladder games per pair (0 = no ladder)
+    ladder_games: Size = 100  # ladder games per pair (0 = no ladder)
     ladder_previous: Size = 2  # earlier generations each new one plays on the ladder
     ladder_anchors: list[str] = ["greedy", "ismcts:time=0.01"]
     # games of a best response (br, 1000 iterations a move) against each generation's raw policy: its
@@ -142,7 +145,8 @@ class TrainingEvalConfig(StrictConfig):
 
 class TrainConfig(StrictConfig):
     name: str = "run"  # the run directory is runs/<name>
-    algorithm: Literal["ppo", "selfplay"] = "ppo"  # "selfplay": generational expert iteration
+    # "selfplay": generational expert iteration, the shipped recipe (the net: and selfplay: defaults are its)
+    algorithm: Literal["ppo", "selfplay"] = "selfplay"
     seed: int = 0
     device: str = "auto"  # "auto" (CUDA when present), "cpu", "cuda"
     torch_threads: Count = 1  # torch intra-op threads (1 avoids fighting numba and the OS)
@@ -166,7 +170,7 @@ class TrainConfig(StrictConfig):
                "must be auto, cpu or cuda[:N]")
         _check(sum(self.ppo.opponents.values()) > 0, "ppo.opponents", "weights must not all be 0")
         _check(not (self.algorithm == "ppo" and self.net.exposure_skip), "net.exposure_skip",
-               "needs algorithm: selfplay (PPO's vector env gives observations only)")
+               "needs algorithm: selfplay (PPO's vector env gives observations only): set it to 0 for ppo")
         _check(self.net.exposure in EXPOSURES, "net.exposure", f"must be one of {', '.join(EXPOSURES)}")
         sp = self.selfplay
         _check(sp.ray_address is None or sp.executor == "ray", "selfplay.ray_address",
@@ -227,7 +231,11 @@ def config_from_dict(data: dict, source: str | None = None) -> TrainConfig:
             _refuse_retired_keys(data)
     except ValueError as exc:
         raise ValueError((f"{source}: " if source else "") + str(exc)) from None
-    return parse(TrainConfig, data or {}, source)
+    cfg = parse(TrainConfig, data or {}, source)
+    if isinstance(data, dict) and "ppo" in data and "algorithm" not in data:  # a PPO config from before
+        raise ValueError((f"{source}: " if source else "") + "config key 'ppo': is PPO's section: say "
+                         "algorithm: ppo (the default is the self-play recipe)")
+    return cfg
 
 
 def _refuse_retired_keys(data: dict) -> None:
@@ -316,6 +324,14 @@ def missing_keys(data: dict) -> tuple[list[str], list[str]]:
 def config_to_dict(cfg: TrainConfig) -> dict:
     """The config as plain data, search settings as their "key=value,..." text (the file's edge)."""
     return cfg.model_dump()
+
+
+def keys_read(cfg: TrainConfig) -> dict:
+    """`config_to_dict` less the other algorithm's section, which the run never reads (a PPO
+    run's selfplay: keys; a resume compares these)."""
+    data = config_to_dict(cfg)
+    del data["ppo" if cfg.algorithm == "selfplay" else "selfplay"]
+    return data
 
 
 def save_config(path: str | Path, cfg: TrainConfig) -> None:

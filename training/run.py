@@ -27,7 +27,7 @@ from pathlib import Path
 from engine.extras import optional
 from engine.files import atomic_write
 
-from .config import TrainConfig, config_from_dict, config_to_dict, missing_keys, read_config_file, save_config
+from .config import TrainConfig, config_from_dict, keys_read, missing_keys, read_config_file, save_config
 
 # Config keys a resumed run may change (`train.py --resume RUN --set KEY=VALUE`).
 # Where games run is not part of a run's identity: a Ray run and a local run store the same games.
@@ -84,7 +84,7 @@ class RunDir:
             saved = config_from_dict(data)
         except ValueError as exc:
             raise ValueError(f"cannot resume {self.path}: {self.config_file}: {exc}") from exc
-        diff = _diff(config_to_dict(saved), config_to_dict(cfg))
+        diff = _diff(keys_read(saved), keys_read(cfg))  # an unread section may differ (its defaults moved)
         fixed = [line for line in diff if line.partition(":")[0] not in RESUMABLE_KEYS]
         if fixed:
             raise ValueError(f"cannot resume {self.path}: the config differs from the saved one: {fixed}")

@@ -75,12 +75,17 @@ def read_checkpoint(path, device: str | torch.device = "cpu") -> dict:
     return _restored(payload)
 
 
+# The `NetConfig` keys added after the first checkpoints, with the value a checkpoint that
+# lacks one was built with (the defaults are today's recipe; models/selfplay_4p.pt has no exposure).
+KEYS_BEFORE_THEY_EXISTED = {"points_skip": 0.0, "exposure_skip": 0.0, "exposure": "worst", "evaluator_hidden": 0}
+
+
 def load_net(path, device: str | torch.device = "cpu") -> PolicyValueNet:
     """The network stored in a checkpoint, in eval mode."""
     device = resolve_device(device)
     payload = read_checkpoint(path, device)
     try:
-        net = PolicyValueNet(NetConfig(**payload["net_config"]))
+        net = PolicyValueNet(NetConfig(**{**KEYS_BEFORE_THEY_EXISTED, **payload["net_config"]}))
         net.load_state_dict(payload["model"])
     except Exception as exc:
         raise ValueError(f"checkpoint {path} does not match the network: {exc}") from exc

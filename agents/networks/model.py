@@ -30,7 +30,9 @@ MASKED_LOGIT = -1e9
 
 
 class NetConfig(StrictConfig):
-    """Shape of the network (saved with every checkpoint; the training config's net: section)."""
+    """Shape of the network (saved with every checkpoint; the training config's net: section).
+    The defaults are the shipped 2-player network's (configs/selfplay_2p.yaml); a checkpoint
+    that lacks a key was written before it existed (`checkpoints.KEYS_BEFORE_THEY_EXISTED`)."""
 
     channels: int = Field(32, ge=1)  # width of the residual tower
     blocks: int = Field(2, ge=0)  # residual blocks
@@ -41,19 +43,18 @@ class NetConfig(StrictConfig):
     # Add gain[v] * (the observation's "minutes if v is placed here" plane) to the
     # placement logits: a skip connection that lets the network start from the greedy
     # agent's preference and learn the corrections (gain is learned, one per value).
-    points_skip: float = 0.0  # initial gain; 0 = no skip connection
+    points_skip: float = 20.0  # initial gain; 0 = no skip connection
     # Also subtract gain * the move's exposure (`agents.networks.features.exposure`: the minutes
     # it leaves open to tiles the mover has not seen, / 100) from its logit. A network
     # with this on must be given those features beside the observation.
-    exposure_skip: float = 0.0  # initial gain; 0 = not used
+    exposure_skip: float = 15.0  # initial gain; 0 = not used (PPO: its vector env gives no exposure)
     # Which exposure the skip reads (`agents.networks.features.EXPOSURES`): "worst" (the most any
     # unseen value could score after the move), "expected" (the next seat's expected
     # best reply) or "outlook" (that, less half the mover's own best follow-up).
-    # Checkpoints written before this option read "worst".
-    exposure: str = "worst"
+    exposure: str = "outlook"
     # Width of the fast evaluator's two hidden layers (`Evaluator`, scored in numba by
     # `agents.networks.evaluator` at the cut rollouts of network-guided ISMCTS); 0 = none.
-    evaluator_hidden: int = Field(0, ge=0)
+    evaluator_hidden: int = Field(32, ge=0)
 
 
 class ResidualBlock(nn.Module):
