@@ -7,7 +7,7 @@
   the true state (every hand, the bag's contents): a cheating baseline.
 
 They run a few dozen simulations a second on this game: in evaluate.py give budgets above
-~1,000 a larger ``--move-time-limit`` than the default 60 s. Each move starts an OpenSpiel
+~1,000 a larger ``--move-time-limit`` than its default. Each move starts an OpenSpiel
 state at the position the agent sees (`env.openspiel.state_at`). Needs the ``openspiel``
 extra; building the agent without it says what to install.
 """

@@ -71,28 +71,32 @@ class SearchSettings:
     # --- the edges ------------------------------------------------------------------------
     @classmethod
     def parse(cls, text: str) -> "SearchSettings":
-        """The settings of a spec's parameters, ``"iterations=1000,prior=3"`` (retired
+        """The settings of a spec's parameters, ``"iterations=400,c=0.7"`` (retired
         names are one-line errors, `agents.parameters.RETIRED_PARAMETERS`)."""
         if not isinstance(text, str):
             raise ValueError(f"search settings must be a string of key=value parameters, got {text!r}")
         positional, kwargs = parse_parameters(text, text)
         if positional:
             raise ValueError(f"search settings {text!r}: every parameter is key=value, got {positional}")
+        return cls.of_parameters(kwargs, f"search settings {text!r}")
+
+    @classmethod
+    def of_parameters(cls, kwargs: dict, where: str) -> "SearchSettings":
+        """The settings of parsed ``key=value`` parameters; `where` names them in errors."""
         names = tuple(f.name for f in dataclasses.fields(cls))
-        refuse_retired_parameters(kwargs, names, f"search settings {text!r}")
+        refuse_retired_parameters(kwargs, names, where)
         unknown = sorted(set(kwargs) - set(names))
         if unknown:
-            raise ValueError(f"search settings {text!r}: unknown parameter(s) {unknown}; known: {', '.join(names)}")
+            raise ValueError(f"{where}: unknown parameter(s) {unknown}; known: {', '.join(names)}")
         return cls(**kwargs)
+
+    def changed(self) -> dict:
+        """The parameters that differ from the defaults, by name (an agent's keyword arguments)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if getattr(self, f.name) != f.default}
 
     def spec(self) -> str:
         """The parameters that differ from the defaults, as a spec's ``key=value,...``."""
-        out = []
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if value != f.default:
-                out.append(f"{f.name}={_text(value)}")
-        return ",".join(out)
+        return ",".join(f"{name}={value_text(value)}" for name, value in self.changed().items())
 
     def __str__(self) -> str:
         return self.spec()
@@ -138,7 +142,7 @@ def kernel_record(cls: type) -> type:
     return cls.Record
 
 
-def _text(value) -> str:
+def value_text(value) -> str:
     """A parameter's value as a spec writes it: true/false, 3 for 3.0, 0.01."""
     if isinstance(value, bool):
         return str(value).lower()
@@ -146,6 +150,10 @@ def _text(value) -> str:
         return str(int(value))
     return repr(value) if isinstance(value, float) else str(value)
 
+
+# The shipped networks' search, the one place for it: self-play trains with it, the `selfplay`
+# agent plays it (at 1000 iterations, or `time=`), its prior measured against none (docs/status.md).
+SELFPLAY_SEARCH = SearchSettings(iterations=1000, prior=3.0)
 
 NAMES = tuple(f.name for f in dataclasses.fields(SearchSettings))
 RULES = {f.name: f.metadata["rule"] for f in dataclasses.fields(SearchSettings)}  # `agents.base.check_parameters`

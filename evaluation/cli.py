@@ -62,9 +62,9 @@ statistics:
 
 forfeits and time limits:
   A seat forfeits when its agent raises, returns an illegal move, takes longer than
-  --move-time-limit on one move (default 60 s, or 10x the largest time= budget among the
+  --move-time-limit on one move (default {move} among the
   agents), or longer than --game-time-limit on all its moves of one game (a chess clock
-  per seat; default 30x the move limit). The game stops there: the forfeiting seat (its
+  per seat; default {game}). The game stops there: the forfeiting seat (its
   team) ranks last and loses to everyone; the others keep their order by minutes. A
   forfeit counts in the ratings and pairs like any loss; results.json lists each agent's
   forfeits by reason and games.csv gives the seat and reason of each. Games are played in
@@ -73,9 +73,9 @@ forfeits and time limits:
   part of a run's identity: a resume may change them (finished games are kept).
 
 outputs (in --out):
-  results.json  agents, games, ratings {agent: {value, ci95, ...}}, pairs {"A vs B": ...},
-                tables (3-4 players) [{seats, games, agents {A: {score, score_ci95, ...}}}]
-                paired [{agents [A, B], opponent, scores, difference, difference_ci95}]
+  results.json  agents, games, ratings {{agent: {{value, ci95, ...}}}}, pairs {{"A vs B": ...}},
+                tables (3-4 players) [{{seats, games, agents {{A: {{score, score_ci95, ...}}}}}}]
+                paired [{{agents [A, B], opponent, scores, difference, difference_ci95}}]
   games.csv     one row per game: ids, deal seed, seats, scores, ranks, winner, forfeit,
                 forfeit_reason (error, illegal, move_time_limit, game_time_limit, crash)
   games.jsonl   the journal (with deals and moves under --save-games)
@@ -90,7 +90,8 @@ def run_parser() -> argparse.ArgumentParser:
     from evaluation.config import EXECUTORS, PLAYERS, SEATINGS, START_METHODS, EvalConfig
 
     d = EvalConfig()  # the defaults
-    p = argparse.ArgumentParser(prog="evaluate.py", description=DESCRIPTION, epilog=EPILOG,
+    limits = time_limit_defaults()
+    p = argparse.ArgumentParser(prog="evaluate.py", description=DESCRIPTION, epilog=EPILOG.format(**limits),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", metavar="FILE", help="YAML config (configs/eval_*.yaml); flags override it")
     p.add_argument("--agents", nargs="+", metavar="SPEC", help="agent specs (at least 2)")
@@ -132,13 +133,19 @@ def run_parser() -> argparse.ArgumentParser:
     p.add_argument("--start-method", choices=START_METHODS,
                    help=f"multiprocessing start method (default {d.start_method})")
     p.add_argument("--move-time-limit", type=float, metavar="S",
-                   help="seconds one move may take before the seat forfeits (default 60, or 10x the "
-                        "largest time= budget)")
+                   help=f"seconds one move may take before the seat forfeits (default {limits['move']})")
     p.add_argument("--game-time-limit", type=float, metavar="S",
-                   help="seconds one seat's moves may take over a game before it forfeits (default 30x "
-                        "the move limit)")
+                   help=f"seconds one seat's moves may take over a game before it forfeits (default {limits['game']})")
     p.add_argument("--fresh", action="store_true", help="discard the games already in --out and start over")
     return p
+
+
+def time_limit_defaults() -> dict[str, str]:
+    """The time limits' defaults in words, from `evaluation.config` (where they are set)."""
+    from evaluation.config import DEFAULT_MOVE_TIME_LIMIT, GAME_LIMIT_PER_MOVE_LIMIT, MOVE_LIMIT_PER_BUDGET
+
+    return {"move": f"{DEFAULT_MOVE_TIME_LIMIT:g} s, or {MOVE_LIMIT_PER_BUDGET:g}x the largest time= budget",
+            "game": f"{GAME_LIMIT_PER_MOVE_LIMIT:g}x the move limit"}
 
 
 def replay_parser() -> argparse.ArgumentParser:
@@ -151,6 +158,8 @@ def replay_parser() -> argparse.ArgumentParser:
 
 
 def ladder_parser() -> argparse.ArgumentParser:
+    from evaluation.exploit import Response
+
     p = argparse.ArgumentParser(prog="evaluate.py ladder",
                                 description="Rebuild a self-play run's Elo ladder (ladder.json, ladder.png) from its "
                                             "ladder_games.jsonl, and print it. No games are played.")
@@ -161,8 +170,8 @@ def ladder_parser() -> argparse.ArgumentParser:
                         "each (writes exploitability.json; plays games)")
     p.add_argument("--exploit-generations", default="ends", metavar="WHICH",
                    help="with --exploit: 'ends' (first and last, default), 'all', or a list such as 0,5,11")
-    p.add_argument("--br", default="iterations=1000", metavar="PARAMS",
-                   help="with --exploit: the best response's parameters (default iterations=1000)")
+    p.add_argument("--br", metavar="PARAMS",
+                   help=f"with --exploit: the best response's parameters (default {Response().spec()})")
     p.add_argument("--workers", type=int, default=0, metavar="W", help="with --exploit: worker processes")
     return p
 
@@ -182,8 +191,8 @@ def exploit_parser() -> argparse.ArgumentParser:
     p.add_argument("--players", type=int, choices=PLAYERS, default=d.players,
                    help=f"seats per game (default {d.players})")
     p.add_argument("--team", action="store_true", help="team variant (4 players): the response holds one team")
-    p.add_argument("--br", default=d.br, metavar="PARAMS",
-                   help=f"the best response's budget and parameters (default {d.br}; e.g. time=0.05)")
+    p.add_argument("--br", metavar="PARAMS",
+                   help=f"the best response's budget and parameters (default {d.br.spec()}; e.g. time=0.05)")
     p.add_argument("--baseline", metavar="SPEC",
                    help="also play this agent against the target on the same deals and report the paired "
                         "difference (e.g. ismcts:iterations=1000)")
@@ -301,10 +310,10 @@ def _main(argv: list[str]) -> int:
 
         out = args.out or f"results/exploit-{args.players}p{'-team' if args.team else ''}-{args.seed}"
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        cfg = ExploitConfig(target=args.target, players=args.players, team=args.team, br=args.br,
-                            baseline=args.baseline, games=args.games, seed=args.seed, workers=args.workers, out=out,
-                            progress=args.progress)
         try:
+            cfg = ExploitConfig(target=args.target, players=args.players, team=args.team, br=_response(args.br),
+                                baseline=args.baseline, games=args.games, seed=args.seed, workers=args.workers,
+                                out=out, progress=args.progress)
             run_exploit(cfg)
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
@@ -330,7 +339,7 @@ def _main(argv: list[str]) -> int:
                     except ValueError:
                         raise ValueError(f"--exploit-generations takes ends, all or a list such as 0,5,11; "
                                          f"got {args.exploit_generations!r}") from None
-                exploit_generations(args.run, which, args.exploit, args.br, args.workers)
+                exploit_generations(args.run, which, args.exploit, _response(args.br), args.workers)
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
@@ -370,6 +379,13 @@ def _main(argv: list[str]) -> int:
         print(f"\n{what}; resume with: {resume_command(argv, cfg.out)}", flush=True)
         return 130
     return 0
+
+
+def _response(text: str | None):
+    """``--br``'s parameters typed (the command line's edge); not given: the best response's defaults."""
+    from evaluation.exploit import Response
+
+    return Response() if text is None else Response.parse(text)
 
 
 def resume_command(argv: list[str], out: str | None) -> str:

@@ -113,11 +113,11 @@ class EvalConfig(StrictConfig):
     start_method: StartMethod = "spawn"
     """multiprocessing start method of the worker pool."""
     move_time_limit: float | None = None
-    """Seconds one move may take; over it the seat forfeits. Default: 60, or 10 times the
-    largest per-move ``time=`` budget among the agents if that is more."""
+    """Seconds one move may take; over it the seat forfeits. Default: `DEFAULT_MOVE_TIME_LIMIT`, or
+    `MOVE_LIMIT_PER_BUDGET` times the largest per-move ``time=`` budget among the agents if that is more."""
     game_time_limit: float | None = None
     """Seconds one seat's moves may take in total over a game (a chess clock); over it the
-    seat forfeits. Default: 30 times the move time limit."""
+    seat forfeits. Default: `GAME_LIMIT_PER_MOVE_LIMIT` times the move time limit."""
 
     _lineup: list | None = PrivateAttr(None)
 

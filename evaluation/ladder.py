@@ -439,7 +439,7 @@ class Ladder:
     duplicate sets (every seating of a deal). seed: master seed of every match's deals and
     agent seeds. workers: game processes (0 = all cores). previous: K, how many earlier
     generations each new one plays. move_time_limit, game_time_limit: as in evaluate.py
-    (default 60 s a move or 10x the largest ``time=`` budget, 30x that a game). bootstrap,
+    (their defaults: `evaluation.config.EvalConfig.time_limits`). bootstrap,
     prior_draws: the ratings' resamples and virtual draws. imports: modules or .py files
     that register agents. executor, ray_address: where the matches' games run, as in
     evaluate.py (``"ray"``: on a Ray cluster). Reopening a run directory with other

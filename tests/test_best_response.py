@@ -328,10 +328,10 @@ def test_exploit_command_refuses_a_bad_target(tmp_path, capsys):
 def test_the_exploit_best_response_is_typed_from_the_parsed_target_and_parameters():
     """`evaluate.py exploit` builds its best response from the parsed --target and --br,
     not from a spec string it assembles: the same record as the spec a user would type."""
-    from evaluation.exploit import ExploitConfig
+    from evaluation.exploit import ExploitConfig, Response
 
     target = agents.check_spec("policy:epsilon=0.2")
-    br = ExploitConfig(target=str(target), br="iterations=30,particles=16,").best_response(target)
+    br = ExploitConfig(target=str(target), br=Response.parse("iterations=30,particles=16,")).best_response(target)
     assert br == agents.parse_agent("br:target=[policy:epsilon=0.2],iterations=30,particles=16")
     assert dict(br.kwargs)["target"] is target
     assert str(br) == "br:target=[policy:epsilon=0.2],iterations=30,particles=16"

@@ -112,7 +112,7 @@ class BestResponseAgent(MCTSAgent):
     observes_actions = True  # the game loop calls observe_action for every move
     parameter_rules = {"target": target_spec, "target_rollout": partial(choice, allowed=TARGET_ROLLOUTS)}
 
-    def __init__(self, target: str, particles: int = DEFAULT_PARTICLES, target_rollout: str = "fast",
+    def __init__(self, target: str, particles: int = DEFAULT_PARTICLES, target_rollout: str = TARGET_ROLLOUTS[0],
                  settings: SearchSettings | None = None, **parameters) -> None:
         super().__init__(settings, **parameters)
         self.target_rollout = choice("target_rollout", target_rollout, TARGET_ROLLOUTS)

@@ -22,7 +22,7 @@ from agents.base import Agent, register
 from agents.networks.checkpoints import device_parameter, resolve_device
 from agents.networks.policy import CheckpointAgent
 from agents.parameters import number, positive_int
-from agents.settings import SearchSettings
+from agents.settings import SELFPLAY_SEARCH, SearchSettings
 
 from .afterstate import AfterstateAgent
 from .mcts import ISMCTSAgent
@@ -101,7 +101,8 @@ class _PerPlayerCount(Agent):
 class SelfPlayAgent(_PerPlayerCount):
     """The shipped network's search (see the module doc); `time`/`iterations` as ismcts."""
 
-    def __init__(self, iterations: int = 1000, time: float | None = None, prior: float = 3.0) -> None:
+    def __init__(self, iterations: int = SELFPLAY_SEARCH.iterations, time: float | None = SELFPLAY_SEARCH.time,
+                 prior: float = SELFPLAY_SEARCH.prior) -> None:
         super().__init__()
         self.settings = SearchSettings(iterations=iterations, time=time, prior=prior)
 
