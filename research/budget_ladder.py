@@ -100,8 +100,9 @@ def summary(out: Path) -> list[dict]:
         agent, variant, multiple = results.parent.name.rsplit("-", 2)
         m = int(multiple.removesuffix("x"))
         lo, hi = pair["win_rate_ci95"]
+        # games played (at 4 players the pair counts each game three times, once per opponent)
         rows.append({"agent": agent, "variant": variant, "multiple": m, "strong": strong, "weak": weak,
-                     "games": pair["games"], "score": pair["win_rate"], "score_ci95": [lo, hi],
+                     "games": res["games"], "score": pair["win_rate"], "score_ci95": [lo, hi],
                      "elo": round(elo(pair["win_rate"]), 1), "elo_ci95": [round(elo(lo), 1), round(elo(hi), 1)],
                      "elo_per_doubling": round(elo(pair["win_rate"]) / math.log2(m), 1),
                      "elo_per_doubling_ci95": [round(elo(lo) / math.log2(m), 1), round(elo(hi) / math.log2(m), 1)],
