@@ -111,7 +111,10 @@ def test_openspiel_nfsp_learns_from_the_information_state_tensor(one_torch_threa
     """NFSP (its DQN best response and its average policy, 32-unit networks on the
     information state tensor) plays three 2-player games; both networks' inputs are the
     tensor's size, the average policy learns (a finite supervised loss, changed weights),
-    and its policy at a decision puts weight on legal actions only."""
+    and its policy at a decision puts weight on legal actions only. Each learner plays its
+    best response every episode (anticipatory 1.0) so that its reservoir fills on any
+    machine: at 0.5 a learner that drew the average policy for all three episodes never
+    learned, which failed CI once on another CPU."""
     pytest.importorskip("tree", exc_type=ImportError)
     import torch
     from open_spiel.python import rl_environment
@@ -122,7 +125,7 @@ def test_openspiel_nfsp_learns_from_the_information_state_tensor(one_torch_threa
     size = env.observation_spec()["info_state"][0]
     assert size == OBS_SIZE
     learners = [nfsp.NFSP(seat, size, game.num_distinct_actions(), hidden_layers_sizes=(32,),
-                          reservoir_buffer_capacity=1000, anticipatory_param=0.5, batch_size=16,
+                          reservoir_buffer_capacity=1000, anticipatory_param=1.0, batch_size=16,
                           min_buffer_size_to_learn=16, learn_every=8, replay_buffer_capacity=1000,
                           epsilon_decay_duration=100, seed=seat)
                 for seat in range(2)]
