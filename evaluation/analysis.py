@@ -1,68 +1,51 @@
 """The cost of each decision: `python evaluate.py analyze RUN_DIR` (or one game record).
 
-For every decision of the chosen seats, the candidate moves are scored by a reference
-and the move played is charged what it lost against the best candidate.
+For every decision of the chosen seats, a **judge** (`Judge`: a search agent that can
+also play, by default `selfplay:iterations=28000`, 8 times what the shipped agent searches
+at 0.01 s a move) says which move it would have played and what the move played gave
+away against it, GNU Backgammon's way of grading against a stronger player.
 
-**The reference** (`Reference`) is a full-width, two-ply sampled search with common
-random numbers:
+**Choose, then judge (two independent searches).** A max over noisy values inflates
+the error, so the move and its value come from different searches:
 
-1. From the deciding seat's information (its `PlayerView`: the board, its own hand,
-   everything public) it samples `worlds` full worlds (`engine.determinize`, through
-   `PlayerView.sample_world`): the other hands, the bag order and the removed tiles.
-2. Every candidate move is played in *every* world; then the rollout agent (`rollout`,
-   default `greedy`, seeded by the world) plays every seat for `horizon` placements (by
-   default 2: the next seat's reply and one more), and the position is valued by the
-   fast evaluator of the shipped self-play network (`agents.networks.evaluator`: a learned
-   value of the full state, for every seat). A game that ends sooner is valued exactly.
-   All candidates face the same worlds and seeds (common random numbers), so their
-   differences are not drowned by the luck of the deal.
-3. Units: a candidate's value is the mean over the worlds of the deciding seat's *search
-   reward*: the game's reward (2 players: +1 win, 0 draw, -1 loss; 3-4 players the mean
-   of +1/0/-1 against each other seat; teams the team's) plus 0.5 * tanh(final minute
-   margin / 100), what the project's searches score an ended game with and what the
-   evaluator learns. Beside it, the *minutes*: the seat's minute margin (its minutes
-   minus the mean of the others'; teams: team minus team) after the horizon.
-4. Candidates: every legal placement when there are at most `candidates` + 1 of them;
-   otherwise all are pre-ranked on the first `prerank_worlds` worlds and the top
-   `candidates`, plus the move played, go on to all the worlds (the pre-ranking's
-   rollouts count towards their values).
+1. *Choose.* The judge, seeded by the decision, plays the position from the deciding
+   seat's information (`PlayerView`): its move is the *best* move.
+2. *Judge.* One world is sampled from the same information (the other hands and the bag:
+   which tile the seat draws next), common to every move valued at this decision. The
+   move is played in it and the judge's search, from the seat's information after the
+   move (`position_value`: the root's mean reward for that seat, whoever is to move, every
+   move valued with the same random stream), values the position.
+3. *The loss* is the value of the best move minus the value of the move played; 0 when
+   they are the same move. It is not clipped: two independent searches can rank two close
+   moves the other way round, and the mean over many decisions stays unbiased.
 
-Why not rollouts to the end (`horizon=None`, which needs no network): a greedy rollout
-after one move and after another diverge within a few placements, so the common worlds
-barely correlate them; the standard deviation of the difference of two candidates in
-one world is about 1.8 for rollouts to the end and about 0.3 with the default horizon
-(2 players, three positions of one game), 36 times less variance for a tenth of the
-cost. The price is that the reference judges with the self-play network's evaluator,
-the one `selfplay` and `selfplay-afterstate` use: for them the loss measures
-disagreement with a wider, deeper and better-sampled use of their own evaluator.
+Units: the deciding seat's *search reward*, what the project's searches score an ended
+game with: the game's reward (2 players: +1 win, 0 draw, -1 loss; 3-4 players the mean of
++1/0/-1 against each other seat; teams the team's) plus 0.5 * tanh(final minute margin /
+100). From a loss to a win is 2, so a loss of 0.1 is about 5% of a win (`win_share`).
 
-**A decision's loss** is the best candidate's value minus the move played's (>= 0; 2
-players: 0.1 is about 5 points of winning chance), and beside it the minutes lost, the
-same difference of minute margins (which can be negative: a move can win minutes and
-lose the game). Decisions with a single legal placement, passes and team show actions
-are not scored.
+**A seat's error in a game** is the sum of its decisions' losses in that game (GNU
+Backgammon's total error); the report gives its mean over games with a normal 95%
+interval. Decisions with a single legal placement, passes and team show actions are not
+scored.
 
-**A seat's error in a game** (the error rate) is the *sum* of its decisions' losses in
-that game, GNU Backgammon's "total error": the value the seat gave away over the game,
-as judged by the reference. The report gives its mean over games (with a normal 95%
-interval over games), the mean loss per decision and the minutes lost per game.
+**The floor**: the judge chooses again with a fresh seed, and that choice is charged like a
+played move. A player as strong as the judge would be charged about that much. Where a
+player's error per game cannot be told from the floor (the paired interval of error minus
+floor reaches 0), the report says the player is *not clearly weaker than the judge*
+instead of reading its error as a loss.
 
-**The floor**: the same reference at half its worlds (drawn independently, over the
-same candidates) chooses a move at every analysed decision, and the full reference
-charges it. A player as good as the reference would be charged about that much: an error
-per game near the floor cannot be told from the reference's own play.
-
-Games are read through public APIs only: `engine.GameState`, `PlayerView.sample_world`,
-agents built from a typed recipe (`agents.parse_agent`) and the fast evaluator of a
-network checkpoint (`agents.networks.load_net`, `agents.networks.evaluator.evaluate`).
+The judge's strength is measured, not assumed: as a player against `selfplay:time=0.01`,
+and by the order its errors put agents of known strength in (docs/status.md, "Error per
+game"). Games are read through public APIs only: `engine.GameState`, `PlayerView` and
+agents built from a typed recipe (`agents.parse_agent`).
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import math
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
@@ -70,11 +53,7 @@ import numpy as np
 
 import agents
 from agents.base import typed_agent
-from agents.networks import load_net
-from agents.search.core import simulation_rewards
 from agents.search.selfplay import shipped_network
-from agents.settings import MARGIN
-from agents.networks.evaluator import evaluate
 from engine.extras import optional
 from engine.files import atomic_write, atomic_write_text
 from engine import GameState, rules
@@ -83,296 +62,170 @@ from engine.view import PlayerView
 from .replay import check_record
 
 
+JUDGE = "selfplay:iterations=28000"  # the validated judge (docs/status.md, "Error per game")
+JUDGE_WITHOUT_NETWORK = "ismcts:iterations=28000"  # where no self-play network is shipped (3 players): not validated
 UNITS = ("value: the deciding seat's expected search reward (the game's reward, 2 players +1 win / 0 draw / "
-         "-1 loss, plus 0.5 * tanh(final minute margin / 100)); minutes: its minute margin after the horizon")
+         "-1 loss, plus 0.5 * tanh(final minute margin / 100)); from a loss to a win is 2")
 ERROR_RULE = "error per game = the sum of the value lost by the seat's scored decisions in one game"
+BLUNDER = 0.2  # value units: a decision that loses this much (about 10% of a win)
 # called with (decisions done, decisions in all) after each decision
 Progress = Callable[[int, int], None]
 
 
-# --- the reference ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Reference:
-    """The reference's budget (module doc): `worlds` sampled worlds per decision; the
-    top `candidates` moves of a pre-ranking on `prerank_worlds` of them (plus the move
-    played) go on to all the worlds; after a candidate, `rollout` plays every seat for
-    `horizon` placements (None: to the end) and the fast evaluator of the network
-    `evaluator` (None: the shipped self-play network for the game) values the position;
-    `seed` fixes the worlds of every decision."""
+def win_share(value: float) -> float:
+    """A value difference as a share of a win: from a loss to a win is 2 value units."""
+    return value / 2.0
 
-    worlds: int = 64
-    candidates: int = 8
-    prerank_worlds: int = 8
-    horizon: int | None = 2
-    rollout: agents.AgentRecipe = field(default_factory=lambda: agents.parse_agent("greedy"))
-    evaluator: str | None = None
+
+# --- the judge ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Judge:
+    """The agent that grades (module doc): `agent` chooses the best move and its search
+    values moves; `seed` fixes every decision's searches and sampled world."""
+
+    agent: agents.AgentRecipe = field(default_factory=lambda: agents.parse_agent(JUDGE))
     seed: int = 0
 
-    def validate(self) -> "Reference":
-        """Check every field; raise ValueError with a one-line reason."""
-        for name, low in (("worlds", 2), ("candidates", 1), ("prerank_worlds", 1), ("seed", 0)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-        if self.prerank_worlds > self.worlds:
-            raise ValueError(f"prerank_worlds ({self.prerank_worlds}) cannot exceed worlds ({self.worlds})")
-        if self.horizon is not None and (isinstance(self.horizon, bool) or not isinstance(self.horizon, int)
-                                         or self.horizon < 0):
-            raise ValueError(f"horizon must be an integer >= 0 or None (to the end), got {self.horizon!r}")
-        typed_agent(self.rollout, "the rollout agent")
-        if self.evaluator is not None:
-            _load_evaluator(self.evaluator)
+    def validate(self) -> "Judge":
+        """Check the fields; raise ValueError with a one-line reason."""
+        typed_agent(self.agent, "the judge")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"seed must be an integer >= 0, got {self.seed!r}")
+        if not hasattr(self.agent.build(seed=0), "position_value"):
+            raise ValueError(f"the judge values moves with its search, and {self.agent} has none: give a search "
+                             "agent (selfplay:iterations=N, ismcts:iterations=N[,net=PATH])")
         return self
 
-    def half(self) -> "Reference":
-        """The same reference at half its worlds (the floor's)."""
-        return replace(self, worlds=max(self.worlds // 2, 1), prerank_worlds=max(self.prerank_worlds // 2, 1))
+    @property
+    def spec(self) -> str:
+        return str(self.agent)
 
     def describe(self) -> str:
-        after = ("rollouts to the end" if self.horizon is None else
-                 f"{self.horizon} placement(s) by the rollout agent, then the fast evaluator of "
-                 f"{self.evaluator or 'the shipped self-play network'}")
-        return (f"{self.worlds} sampled worlds per decision, common to every candidate; after each candidate, "
-                f"{after} (rollout agent {self.rollout}); the top {self.candidates} candidates of a pre-ranking "
-                f"on {self.prerank_worlds} worlds, plus the move played; seed {self.seed}")
+        return (f"{self.spec} chooses the best move; an independent search of the same agent values it and the "
+                f"move played, in one sampled world common to both; seed {self.seed}")
 
     def to_dict(self) -> dict:
-        return {"worlds": self.worlds, "candidates": self.candidates, "prerank_worlds": self.prerank_worlds,
-                "horizon": self.horizon, "rollout": str(self.rollout), "evaluator": self.evaluator,
-                "seed": self.seed, "design": self.describe()}
+        return {"spec": self.spec, "seed": self.seed, "design": self.describe()}
 
     def tools(self, num_players: int, team: bool) -> "Tools":
-        """What one game's analysis builds once: a rollout agent per seat and the evaluator."""
-        players = [self.rollout.build(seed=0) for _ in range(num_players)]
-        for seat, player in enumerate(players):
-            player.reset(seat, num_players, team)
-        evaluator = None
-        if self.horizon is not None:
-            evaluator = _load_evaluator(self.evaluator or self.shipped_evaluator(num_players, team))
-        return Tools(players, evaluator, self.horizon)
+        """What one game's analysis builds once: the choosing and the valuing agent."""
+        chooser, valuer = self.agent.build(seed=0), self.agent.build(seed=1)
+        for player in (chooser, valuer):
+            player.reset(0, num_players, team)  # fails here, before any work, for a game it cannot play
+        return Tools(chooser, valuer, num_players, team)
 
-    @staticmethod
-    def shipped_evaluator(num_players: int, team: bool) -> str:
-        """The shipped self-play network for the game, whose evaluator is the default."""
-        try:
-            return str(shipped_network(num_players, team))
-        except ValueError:
-            variant = "the team variant" if team else f"{num_players} players"
-            raise ValueError(f"no self-play network is shipped for {variant}: give a network with an evaluator "
-                             "(--evaluator PATH), or --horizon end (rollouts to the end, no network)") from None
+
+def default_judge(num_players: int, team: bool = False, seed: int = 0) -> Judge:
+    """The validated judge, or where no self-play network is shipped for the game (3
+    players) plain ISMCTS at the same budget."""
+    try:
+        shipped_network(num_players, team)
+    except ValueError:
+        return Judge(agents.parse_agent(JUDGE_WITHOUT_NETWORK), seed)
+    return Judge(agents.parse_agent(JUDGE), seed)
 
 
 @dataclass(frozen=True)
 class Tools:
-    players: list  # a rollout agent per seat
-    evaluator: np.ndarray | None  # the packed fast evaluator (agents.networks.evaluator)
-    horizon: int | None
+    chooser: agents.Agent
+    valuer: agents.Agent
+    num_players: int
+    team: bool
+
+    def choose(self, state: GameState, seat: int, seed: int) -> int:
+        """The move the judge plays for `seat` (to move) in `state`, from its view."""
+        self.chooser.reset(seat, self.num_players, self.team)
+        self.chooser.seed(seed)
+        observation = None
+        if getattr(self.chooser, "needs_observation", False):
+            from env.observation import encode
+
+            observation = encode(state, seat)
+        return int(self.chooser.act(observation, PlayerView(state, seat)))
+
+    def value(self, world: GameState, seat: int, action: int, seed: int) -> float:
+        """`seat`'s value of `world` (a copy) after `action`, by the judge's search."""
+        after = world.clone()
+        after.step(action)
+        self.valuer.reset(seat, self.num_players, self.team)
+        self.valuer.seed(seed)
+        return float(self.valuer.position_value(PlayerView(after, seat)))
 
 
-@functools.lru_cache(maxsize=8)
-def _load_evaluator(path: str) -> np.ndarray:
-    """The packed fast evaluator of the network at `path` (ValueError if it has none)."""
-    evaluator = load_net(path, "cpu").evaluator
-    if evaluator is None:
-        raise ValueError(f"{path} has no fast evaluator (NetConfig.evaluator_hidden is 0)")
-    return evaluator.packed()
+def _seed(key: Sequence[int], part: int) -> int:
+    return int(np.random.SeedSequence([*key, part]).generate_state(1)[0])
 
 
-# --- the record of one decision --------------------------------------------------------------
-@dataclass(frozen=True)
-class Candidate:
-    """One candidate move and its reference values (means over `worlds` worlds)."""
-
-    action: int
-    value: float  # search reward (module doc)
-    minutes: float  # minute margin
-    worlds: int
-
-    @property
-    def move(self) -> str:
-        return rules.action_text(self.action)
-
-
+# --- the record of one decision ----------------------------------------------------------------
 @dataclass(frozen=True)
 class Decision:
-    """One scored decision: who played what at which step, the reference's best move and
-    what the move played lost against it (module doc)."""
+    """One scored decision: who played what at which step, the judge's move and what the
+    move played lost against it (module doc)."""
 
     game: int | None  # the record's game id
     step: int  # actions played before this decision (its move number is step + 1)
     seat: int
     player: str  # the seat's label in the record
     played: int
-    best: int
-    loss: float  # value units (module doc), >= 0
-    minutes_lost: float  # minute margin, best minus played
+    best: int  # the judge's move
+    loss: float  # value units (module doc): value of best minus value of played, 0 if the same
     legal: int  # legal placements
-    candidates: tuple[Candidate, ...]  # best first
-    floor_loss: float | None = None  # what the half-budget reference's choice lost here
-    floor_minutes: float | None = None
+    values: dict = field(default_factory=dict)  # action -> the judge's value (the moves valued here)
+    floor_choice: int | None = None  # the judge's move with a fresh seed
+    floor_loss: float | None = None  # what that move lost
 
     @property
     def move_number(self) -> int:
         return self.step + 1
 
-    def candidate(self, action: int) -> Candidate:
-        return next(c for c in self.candidates if c.action == action)
-
     def to_dict(self) -> dict:
         out = asdict(self)
+        out["values"] = {str(a): v for a, v in self.values.items()}
         out["move"] = rules.action_text(self.played)
         out["best_move"] = rules.action_text(self.best)
-        out["candidates"] = [dict(asdict(c), move=c.move) for c in self.candidates]
         return out
 
     @classmethod
     def from_dict(cls, data: dict) -> "Decision":
         fields = {k: v for k, v in data.items() if k not in ("move", "best_move")}
-        fields["candidates"] = tuple(Candidate(**{k: v for k, v in c.items() if k != "move"})
-                                     for c in data["candidates"])
+        fields["values"] = {int(a): float(v) for a, v in data.get("values", {}).items()}
         return cls(**fields)
 
 
-# --- values by short rollouts in common worlds ---------------------------------------------------
-def minute_margin(state: GameState, seat: int) -> float:
-    """`seat`'s minute lead (`GameState.leads`): its minutes minus the mean of the other
-    seats' (teams: its team's minutes minus the other team's)."""
-    return float(state.leads()[seat])
-
-
-def play_on(game: GameState, players: Sequence, seed: int, placements: int | None) -> GameState:
-    """Play `game` on with `players[seat]` in every seat (each seeded from `seed`, so a
-    world's rollouts share their random streams) for `placements` placements (None: to
-    the end); returns `game`."""
-    encode = None
-    if any(getattr(p, "needs_observation", False) for p in players):
-        from env.observation import encode
-    for seat, player in enumerate(players):
-        player.seed(seed * 8 + seat)
-    views = [PlayerView(game, seat) for seat in range(game.num_players)]
-    placed = 0
-    while not game.is_over and (placements is None or placed < placements):
-        seat = game.current_player
-        player = players[seat]
-        obs = encode(game, seat) if encode is not None and getattr(player, "needs_observation", False) else None
-        action = int(player.act(obs, views[seat]))
-        if action < rules.SHOW_BASE:
-            for other, watcher in enumerate(players):
-                if getattr(watcher, "observes_actions", False):
-                    watcher.observe_action(views[other], seat, action)
-        game.step(action)
-        placed += action < rules.PASS_ACTION
-    return game
-
-
-def position_value(game: GameState, seat: int, evaluator: np.ndarray | None) -> float:
-    """`seat`'s value of `game`: an ended game's search reward (its reward plus the margin
-    term, `agents.search.core.simulation_rewards` with the default MARGIN), else the
-    fast evaluator's value of the full state (which estimates that same quantity)."""
-    if game.is_over:
-        out = np.zeros(4)
-        simulation_rewards(game.arrays[1], out, MARGIN)
-        return float(out[seat])
-    if evaluator is None:
-        raise ValueError("a cut rollout needs an evaluator")
-    return float(evaluate(*game.arrays, evaluator)[seat])
-
-
-def rollout_values(world: GameState, seat: int, action: int, tools: Tools, seed: int) -> tuple[float, float]:
-    """(value, minute margin) of `seat` after playing `action` in `world` (a copy) and
-    `tools.horizon` more placements (None: to the end)."""
-    game = world.clone()
-    game.step(action)
-    play_on(game, tools.players, seed, tools.horizon)
-    return position_value(game, seat, tools.evaluator), minute_margin(game, seat)
-
-
-@dataclass
-class _Table:
-    """Rollout results: per action, per world index, (reward, margin)."""
-
-    results: dict = field(default_factory=dict)
-
-    def fill(self, actions: Iterable[int], worlds: Sequence[GameState], seeds: Sequence[int], seat: int,
-             tools: Tools, indices: Iterable[int]) -> None:
-        indices = list(indices)
-        for action in actions:
-            row = self.results.setdefault(action, {})
-            for i in indices:
-                if i not in row:
-                    row[i] = rollout_values(worlds[i], seat, action, tools, int(seeds[i]))
-
-    def mean(self, action: int) -> tuple[float, float, int]:
-        row = np.array(list(self.results[action].values()), dtype=float)
-        return float(row[:, 0].mean()), float(row[:, 1].mean()), len(row)
-
-
-def _ranked(table: _Table, actions: Iterable[int]) -> list[Candidate]:
-    """Candidates, best first: highest mean reward, then highest minute margin, then the
-    lowest action id (a fixed order)."""
-    out = [Candidate(a, *table.mean(a)) for a in actions]
-    return sorted(out, key=lambda c: (-c.value, -c.minutes, c.action))
-
-
-def _worlds(view: PlayerView, count: int, key: Sequence[int]) -> tuple[list[GameState], np.ndarray]:
-    """`count` worlds consistent with `view`, and a rollout seed per world, both fixed
-    by `key`."""
-    rng = np.random.default_rng(list(key))
-    worlds = [view.sample_world(rng) for _ in range(count)]
-    return worlds, rng.integers(0, 2**31, size=count)
-
-
-def rank_candidates(view: PlayerView, reference: Reference, tools: Tools, key: Sequence[int] = (0,),
-                    keep: Iterable[int] = ()) -> list[Candidate]:
-    """The reference's candidates for `view`'s seat (the seat to move), best first, with
-    their values (module doc): the top `candidates` of the pre-ranking, plus `keep` (the
-    move played). `key` fixes the worlds. Reads only what the seat sees."""
-    legal = view.legal_actions()
-    worlds, seeds = _worlds(view, reference.worlds, key)
-    table = _Table()
-    if len(legal) <= reference.candidates + 1:
-        finalists = list(legal)
-    else:
-        table.fill(legal, worlds, seeds, view.seat, tools, range(reference.prerank_worlds))
-        finalists = [c.action for c in _ranked(table, legal)[:reference.candidates]]
-        finalists += [a for a in keep if a not in finalists]
-    table.fill(finalists, worlds, seeds, view.seat, tools, range(reference.worlds))
-    table.results = {a: table.results[a] for a in finalists}
-    return _ranked(table, finalists)
-
-
-def analyze_decision(state: GameState, played: int, reference: Reference, *, game: int | None = None,
-                     step: int = 0, label: str = "", tools: Tools | None = None,
-                     floor: bool = True) -> Decision:
+def analyze_decision(state: GameState, played: int, judge: Judge, *, game: int | None = None, step: int = 0,
+                     label: str = "", tools: Tools | None = None, floor: bool = True) -> Decision:
     """Score the decision of the seat to move in `state` (left unchanged), which played
-    `played`: the reference's values of the candidates, its best move and the loss of
-    `played` (module doc). `game` and `step` name the decision in its record and, with
-    the reference's seed, fix its worlds; `label` is the seat's player. `tools`: what
-    `Reference.tools` builds, built here if not given. With `floor`, also what
-    the half-budget reference's choice would lose here."""
+    `played` (module doc). `game` and `step` name the decision in its record and, with the
+    judge's seed, fix its searches and world; `label` is the seat's player. `tools`: what
+    `Judge.tools` builds, built here if not given. With `floor`, the judge also chooses
+    again with a fresh seed and that choice is charged."""
     if state.is_over:
         raise ValueError("the game is over: no decision to analyse")
     legal = state.legal_actions()
     if played not in legal:
         raise ValueError(f"{rules.action_text(played)} is not a legal placement here")
     seat = state.current_player
-    view = PlayerView(state, seat)
-    tools = tools if tools is not None else reference.tools(state.num_players, state.team)
-    key = [reference.seed, _int(game), _int(step)]
-    ranked = rank_candidates(view, reference, tools, key, keep=[played])
-    best, mine = ranked[0], next(c for c in ranked if c.action == played)
-    floor_loss = floor_minutes = None
-    if floor:  # the same candidates on half as many worlds, drawn apart: which would it choose?
-        half = reference.half()
-        finalists = [c.action for c in ranked]
-        half_worlds, half_seeds = _worlds(view, half.worlds, [*key, 1])
-        half_table = _Table()
-        half_table.fill(finalists, half_worlds, half_seeds, seat, tools, range(half.worlds))
-        choice = next(c for c in ranked if c.action == _ranked(half_table, finalists)[0].action)
-        floor_loss, floor_minutes = best.value - choice.value, best.minutes - choice.minutes
-    return Decision(game=game, step=step, seat=seat, player=label, played=int(played), best=best.action,
-                    loss=best.value - mine.value, minutes_lost=best.minutes - mine.minutes, legal=len(legal),
-                    candidates=tuple(ranked), floor_loss=floor_loss, floor_minutes=floor_minutes)
+    tools = tools if tools is not None else judge.tools(state.num_players, state.team)
+    key = [judge.seed, _int(game), _int(step)]
+    best = tools.choose(state, seat, _seed(key, 0))
+    world = PlayerView(state, seat).sample_world(np.random.default_rng(_seed(key, 1)))
+    values: dict[int, float] = {}
+
+    def loss_of(move: int) -> float:
+        if move == best:
+            return 0.0
+        for action in (best, move):
+            if action not in values:  # every move of this decision: the same world and random stream
+                values[action] = tools.value(world, seat, action, _seed(key, 2))
+        return values[best] - values[move]
+
+    loss = loss_of(played)
+    floor_choice = floor_loss = None
+    if floor:
+        floor_choice = tools.choose(state, seat, _seed(key, 3))
+        floor_loss = loss_of(floor_choice)
+    return Decision(game=game, step=step, seat=seat, player=label, played=int(played), best=best, loss=loss,
+                    legal=len(legal), values=values, floor_choice=floor_choice, floor_loss=floor_loss)
 
 
 # --- games -------------------------------------------------------------------------------------
@@ -406,9 +259,10 @@ def choose_seats(record: dict, agent: str | None = None, seat: int | None = None
     return list(range(len(labels)))
 
 
-def analyze_moves(start: GameState, actions: Sequence[int], reference: Reference, seats: Iterable[int] | None = None,
+def analyze_moves(start: GameState, actions: Sequence[int], judge: Judge, seats: Iterable[int] | None = None,
                   floor: bool = True, progress: Progress | None = None, steps: Sequence[int] | None = None,
-                  game: int | None = None, labels: Sequence[str] | None = None) -> list[Decision]:
+                  game: int | None = None, labels: Sequence[str] | None = None,
+                  tools: Tools | None = None) -> list[Decision]:
     """Score the decisions of `seats` (default all; or only those at `steps`) in the game
     that plays `actions` from `start` (checked legal, e.g. by `evaluation.replay.check_record`). `game` and
     `labels` (one per seat) name them in the output; `progress(done, total)` is called
@@ -416,11 +270,11 @@ def analyze_moves(start: GameState, actions: Sequence[int], reference: Reference
     seats = range(start.num_players) if seats is None else seats
     todo = set(decision_steps(start, actions, seats) if steps is None else steps)
     labels = list(labels) if labels is not None else [f"seat {s}" for s in range(start.num_players)]
-    tools = reference.tools(start.num_players, start.team)
+    tools = tools if tools is not None else judge.tools(start.num_players, start.team)
     state, out = start.clone(), []
     for step, action in enumerate(actions):
         if step in todo:
-            out.append(analyze_decision(state, action, reference, game=game, step=step,
+            out.append(analyze_decision(state, action, judge, game=game, step=step,
                                         label=labels[state.current_player], tools=tools, floor=floor))
             if progress is not None:
                 progress(len(out), len(todo))
@@ -428,13 +282,14 @@ def analyze_moves(start: GameState, actions: Sequence[int], reference: Reference
     return out
 
 
-def analyze_game(record: dict, reference: Reference, seats: Iterable[int] | None = None, floor: bool = True,
-                 progress: Progress | None = None, steps: Sequence[int] | None = None) -> list[Decision]:
+def analyze_game(record: dict, judge: Judge, seats: Iterable[int] | None = None, floor: bool = True,
+                 progress: Progress | None = None, steps: Sequence[int] | None = None,
+                 tools: Tools | None = None) -> list[Decision]:
     """`analyze_moves` for a game record (a games.jsonl line saved with --save-games, or
     a play.py record), checked first (`evaluation.replay.check_record`)."""
     start, actions = check_record(record)
-    return analyze_moves(start, actions, reference, seats, floor, progress, steps, record.get("game"),
-                         seat_labels(record))
+    return analyze_moves(start, actions, judge, seats, floor, progress, steps, record.get("game"),
+                         seat_labels(record), tools)
 
 
 def _int(value) -> int:
@@ -447,10 +302,9 @@ def game_errors(decisions: Iterable[Decision]) -> list[dict]:
     rows: dict = {}
     for d in decisions:
         row = rows.setdefault((d.game, d.seat), {"game": d.game, "seat": d.seat, "player": d.player, "decisions": 0,
-                                                 "error": 0.0, "minutes_lost": 0.0, "floor": 0.0})
+                                                 "error": 0.0, "floor": 0.0})
         row["decisions"] += 1
         row["error"] += d.loss
-        row["minutes_lost"] += d.minutes_lost
         row["floor"] += d.floor_loss or 0.0
     return [rows[k] for k in sorted(rows, key=lambda k: (_int(k[0]), k[1]))]
 
@@ -465,57 +319,61 @@ def _mean_ci(values: Sequence[float]) -> tuple[float, list[float] | None]:
     return mean, [mean - half, mean + half]
 
 
-def summarize(decisions: Sequence[Decision]) -> dict:
+def summarize(decisions: Sequence[Decision], floor: bool = True) -> dict:
     """Per player label: games, decisions, error per game (mean, 95% interval), loss per
-    decision, minutes lost per game and the reference's floor per game."""
+    decision, blunders and, with the floor, the judge's floor per game and whether the
+    player is clearly weaker than the judge (the paired interval of error minus floor
+    above 0)."""
     out = {}
     rows = game_errors(decisions)
     for player in dict.fromkeys(r["player"] for r in rows):
         mine = [r for r in rows if r["player"] == player]
         losses = [d.loss for d in decisions if d.player == player]
         error, ci = _mean_ci([r["error"] for r in mine])
-        floor, floor_ci = _mean_ci([r["floor"] for r in mine])
         out[player] = {"games": len(mine), "decisions": len(losses), "error_per_game": error,
                        "error_per_game_ci95": ci, "loss_per_decision": float(np.mean(losses)),
-                       "minutes_lost_per_game": float(np.mean([r["minutes_lost"] for r in mine])),
-                       "floor_per_game": floor, "floor_per_game_ci95": floor_ci,
+                       "agreement": float(np.mean([d.played == d.best for d in decisions if d.player == player])),
                        "blunders": sum(d.loss >= BLUNDER for d in decisions if d.player == player)}
+        if floor:
+            floor_mean, floor_ci = _mean_ci([r["floor"] for r in mine])
+            _, above = _mean_ci([r["error"] - r["floor"] for r in mine])
+            out[player].update(floor_per_game=floor_mean, floor_per_game_ci95=floor_ci,
+                               weaker_than_judge=bool(above is not None and above[0] > 0))
     return out
 
 
-BLUNDER = 0.2  # value units: a decision that loses this much (2 players: about 10 points of winning chance)
-
-
 def costliest(decisions: Iterable[Decision], top: int = 10) -> list[Decision]:
-    """The `top` decisions that lost the most (reward, then minutes), costliest first."""
-    return sorted(decisions, key=lambda d: (-d.loss, -d.minutes_lost, _int(d.game), d.step))[:top]
+    """The `top` decisions that lost the most, costliest first."""
+    return sorted(decisions, key=lambda d: (-d.loss, _int(d.game), d.step))[:top]
 
 
 # --- a whole run -----------------------------------------------------------------------------------
-def analyze_run(records: Sequence[dict], reference: Reference, agent: str | None = None, seat: int | None = None,
+def analyze_run(records: Sequence[dict], judge: Judge, agent: str | None = None, seat: int | None = None,
                 floor: bool = True, progress: Progress | None = None) -> dict:
     """Analyse every chosen decision of `records` (module doc); returns the content of
-    analysis.json: the reference, units, per-player summary, per-game errors, the
-    costliest decisions and every decision."""
-    reference.validate()
-    plans = []
+    analysis.json: the judge, units, per-player summary, per-game errors, the costliest
+    decisions and every decision."""
+    judge.validate()
+    plans, tools = [], {}
     for record in records:
         start, actions = check_record(record)
-        reference.tools(start.num_players, start.team)  # a game without an evaluator fails here, before any work
+        variant = (start.num_players, start.team)
+        if variant not in tools:  # a game the judge cannot play fails here, before any work
+            tools[variant] = judge.tools(*variant)
         seats = choose_seats(record, agent, seat)
-        plans.append((record, seats, decision_steps(start, actions, seats)))
-    if agent is not None and not any(seats for _, seats, _ in plans):
+        plans.append((record, seats, decision_steps(start, actions, seats), tools[variant]))
+    if agent is not None and not any(seats for _, seats, _, _ in plans):
         labels = sorted({label for record in records for label in seat_labels(record)})
         raise ValueError(f"no seat is played by {agent!r} in these games (players: {', '.join(labels)})")
-    total = sum(len(steps) for _, _, steps in plans)
+    total = sum(len(steps) for _, _, steps, _ in plans)
     decisions: list[Decision] = []
-    for record, seats, steps in plans:
+    for record, seats, steps, game_tools in plans:
         done = len(decisions)
-        decisions += analyze_game(record, reference, seats, floor, steps=steps,
+        decisions += analyze_game(record, judge, seats, floor, steps=steps, tools=game_tools,
                                   progress=None if progress is None else lambda k, _: progress(done + k, total))
-    return {"reference": reference.to_dict(), "units": UNITS, "error_rule": ERROR_RULE,
+    return {"judge": judge.to_dict(), "units": UNITS, "error_rule": ERROR_RULE, "floor": floor,
             "blunder": BLUNDER, "games": len(records), "decisions_scored": len(decisions),
-            "players": summarize(decisions) if decisions else {}, "per_game": game_errors(decisions),
+            "players": summarize(decisions, floor) if decisions else {}, "per_game": game_errors(decisions),
             "costliest": [d.to_dict() for d in costliest(decisions)],
             "decisions": [d.to_dict() for d in decisions]}
 
@@ -525,33 +383,40 @@ def _interval(ci) -> str:
     return f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-"
 
 
+def _verdict(s: dict) -> str:
+    if "weaker_than_judge" not in s:
+        return "-"
+    return "yes" if s["weaker_than_judge"] else "**not clearly weaker than the judge: its error is not backed**"
+
+
 def format_analysis(result: dict) -> str:
-    """analysis.md: the reference, the per-player table and the costliest moves."""
-    ref = result["reference"]
-    lines = ["# Decision analysis", "",
-             f"Reference: {ref['design']}.", "",
-             f"Units: {result['units']}. {result['error_rule'].capitalize()}; the floor is the same sum for "
-             f"the reference's own choices at half its budget ({max(ref['worlds'] // 2, 1)} worlds), charged by "
-             "the full reference.", "",
+    """analysis.md: the judge, the per-player table and the costliest moves."""
+    judge = result["judge"]
+    lines = ["# Decision analysis", "", f"judge: {judge['spec']}", "",
+             f"How: {judge['design']}.", "",
+             f"Units: {result['units']}. {result['error_rule'].capitalize()}; the floor is the same sum for the "
+             "judge's own choice with a fresh seed: a player as strong as the judge is charged about that much.", "",
              f"{result['games']} game(s), {result['decisions_scored']} decision(s) scored.", ""]
     if result["players"]:
-        lines += ["| player | games | decisions | error per game [95%] | loss per decision | minutes lost per game "
-                  f"| floor per game | blunders (>= {result['blunder']}) |",
-                  "|---|---|---|---|---|---|---|---|"]
+        lines += ["| player | games | decisions | error per game [95%] | share of a win per game | same move "
+                  f"as the judge | floor per game | clearly weaker than the judge | blunders (>= {result['blunder']}) |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for player, s in result["players"].items():
+            floor = f"{s['floor_per_game']:.3f}" if "floor_per_game" in s else "-"
             lines.append(f"| `{player}` | {s['games']} | {s['decisions']} | {s['error_per_game']:.3f} "
-                         f"{_interval(s['error_per_game_ci95'])} | {s['loss_per_decision']:.4f} | "
-                         f"{s['minutes_lost_per_game']:.1f} | {s['floor_per_game']:.3f} | {s['blunders']} |")
+                         f"{_interval(s['error_per_game_ci95'])} | {win_share(s['error_per_game']):.0%} | "
+                         f"{s['agreement']:.0%} | {floor} | {_verdict(s)} | {s['blunders']} |")
         lines += ["", "## Costliest decisions", "",
-                  "| game | move | player | played | better | value lost | minutes lost |", "|---|---|---|---|---|---|---|"]
+                  "| game | move | player | played | the judge's move | value lost | share of a win |",
+                  "|---|---|---|---|---|---|---|"]
         for d in result["costliest"]:
             lines.append(f"| {d['game']} | {d['step'] + 1} | `{d['player']}` | {d['move']} | {d['best_move']} | "
-                         f"{d['loss']:.3f} | {d['minutes_lost']:.1f} |")
+                         f"{d['loss']:.3f} | {win_share(d['loss']):.0%} |")
     return "\n".join(lines) + "\n"
 
 
 def plot_analysis(result: dict, path: Path) -> None:
-    """Reward lost against move number, per player: every decision (dots) and the mean at
+    """Value lost against move number, per player: every decision (dots) and the mean at
     each move number (line); the floor's mean dashed."""
     from matplotlib.figure import Figure
 
@@ -565,14 +430,14 @@ def plot_analysis(result: dict, path: Path) -> None:
         dots = ax.plot(moves, losses, ".", alpha=0.35)[0]
         numbers = np.unique(moves)
         ax.plot(numbers, [losses[moves == m].mean() for m in numbers], "-", color=dots.get_color(), label=player)
-    if decisions:
+    if decisions and result.get("floor", True):
         moves = np.array([d.move_number for d in decisions])
         floors = np.array([d.floor_loss or 0.0 for d in decisions])
         numbers = np.unique(moves)
         ax.plot(numbers, [floors[moves == m].mean() for m in numbers], "--", color="grey",
-                label="reference floor (half budget)")
+                label="the judge's floor (its own choice, fresh seed)")
     ax.set_xlabel("move number in the game")
-    ax.set_ylabel("reward lost against the reference")
+    ax.set_ylabel(f"value lost against the judge ({result['judge']['spec']})")
     ax.set_title("Cost of each decision")
     ax.legend(fontsize=8)
     fig.tight_layout()

@@ -194,8 +194,9 @@ def exploit_parser() -> argparse.ArgumentParser:
     p.add_argument("--br", metavar="PARAMS",
                    help=f"the best response's budget and parameters (default {d.br.spec()}; e.g. time=0.05)")
     p.add_argument("--baseline", metavar="SPEC",
-                   help="also play this agent against the target on the same deals and report the paired "
-                        "difference (e.g. ismcts:iterations=1000)")
+                   help="the second responder, on the same deals: the paired difference is reported and the "
+                        "lower bound is the better of the two (default: plain ismcts at the best response's "
+                        "budget; 'none' for no second responder)")
     p.add_argument("--games", type=int, default=d.games, metavar="G",
                    help=f"games, whole duplicate sets (default {d.games})")
     p.add_argument("--seed", type=int, default=d.seed, metavar="S", help=f"master seed (default {d.seed})")
@@ -207,36 +208,29 @@ def exploit_parser() -> argparse.ArgumentParser:
 
 
 def analyze_parser() -> argparse.ArgumentParser:
+    from evaluation.analysis import JUDGE, JUDGE_WITHOUT_NETWORK
+
     p = argparse.ArgumentParser(
         prog="evaluate.py analyze",
         description="The cost of each decision of saved games (a run made with --save-games, or one game "
-                    "record): every decision of the chosen seats is scored against a reference (sampled worlds "
-                    "common to every candidate, short rollouts, the self-play network's fast evaluator; "
-                    "evaluation/analysis.py), and the move played is charged what it lost. Writes analysis.json, "
-                    "analysis.md and analysis.png (with --game N: analysis-game-N.*) in the run's directory.")
+                    "record): for every decision of the chosen seats a judge, a search stronger than the agents "
+                    "it grades, chooses its move, an independent search of it values that move and the move "
+                    "played, and the move played is charged the difference (evaluation/analysis.py). Writes "
+                    "analysis.json, analysis.md and analysis.png (with --game N: analysis-game-N.*) in the run's "
+                    "directory; every report begins with a line 'judge: SPEC'.")
     p.add_argument("path", help="a run directory or its games.jsonl (or a game record .json/.jsonl from play.py)")
     p.add_argument("--game", type=int, metavar="N", help="only game id N (column 'game' of games.csv)")
     who = p.add_mutually_exclusive_group()
     who.add_argument("--agent", metavar="LABEL", help="only the seats this agent played (its label in games.csv)")
     who.add_argument("--seat", type=int, metavar="N", help="only seat N (default: every seat)")
-    p.add_argument("--worlds", type=int, default=64, metavar="W",
-                   help="sampled worlds per decision, the same for every candidate (default 64)")
-    p.add_argument("--candidates", type=int, default=8, metavar="K",
-                   help="moves scored on every world: the top K of the pre-ranking, plus the move played "
-                        "(default 8)")
-    p.add_argument("--prerank-worlds", type=int, default=8, metavar="P",
-                   help="worlds every legal move is pre-ranked on (default 8)")
-    p.add_argument("--horizon", default="2", metavar="H",
-                   help="placements the rollout agent plays after a candidate before the evaluator values "
-                        "the position, or 'end' for rollouts to the end without a network (default 2)")
-    p.add_argument("--rollout", default="greedy", metavar="SPEC", help="the rollout agent (default greedy)")
-    p.add_argument("--evaluator", metavar="PATH",
-                   help="a network checkpoint whose fast evaluator values positions (default: the shipped "
-                        "self-play network for the game's player count)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the sampled worlds (default 0)")
+    p.add_argument("--reference", metavar="SPEC",
+                   help="the judge: a search agent spec that can also play in evaluate.py --agents (default "
+                        f"{JUDGE}, validated in docs/status.md; {JUDGE_WITHOUT_NETWORK} for 3 players, which "
+                        "ship no network)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the judge's searches (default 0)")
     p.add_argument("--floor", action=argparse.BooleanOptionalAction, default=True,
-                   help="also charge the reference's own choices at half its worlds (default on; off saves a "
-                        "third of the time)")
+                   help="also charge the judge's own choice with a fresh seed, and say which players are not "
+                        "clearly weaker than the judge (default on; off saves about a third of the time)")
     p.add_argument("--out", metavar="DIR", help="where to write the outputs (default: the run's directory)")
     p.add_argument("--plots", action=argparse.BooleanOptionalAction, default=True, help="write the PNG (default on)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="a progress bar")
@@ -247,21 +241,18 @@ def analyze_main(args) -> int:
     from pathlib import Path
 
     import agents
-    from evaluation.analysis import Reference, analyze_run, format_analysis, write_analysis
-    from evaluation.replay import load_games
+    from evaluation.analysis import Judge, analyze_run, default_judge, format_analysis, write_analysis
+    from evaluation.replay import check_record, load_games
 
     try:
-        if args.horizon == "end":
-            horizon = None
-        elif args.horizon.isdigit():
-            horizon = int(args.horizon)
-        else:
-            raise ValueError(f"--horizon takes a number of placements or 'end', got {args.horizon!r}")
-        reference = Reference(worlds=args.worlds, candidates=args.candidates, prerank_worlds=args.prerank_worlds,
-                              horizon=horizon, rollout=agents.parse_agent(args.rollout), evaluator=args.evaluator,
-                              seed=args.seed).validate()
         records = load_games(args.path, args.game, "analyse")
+        if args.reference is not None:
+            judge = Judge(agents.parse_agent(args.reference), args.seed)
+        else:
+            start, _ = check_record(records[0])
+            judge = default_judge(start.num_players, start.team, args.seed)
         out = Path(args.out) if args.out else (Path(args.path) if Path(args.path).is_dir() else Path(args.path).parent)
+        print(f"judge: {judge.spec}", flush=True)
         bar = None
 
         def progress(done: int, total: int) -> None:  # a bar once the games are checked and the work begins
@@ -273,7 +264,7 @@ def analyze_main(args) -> int:
             bar.update(done - bar.n)
 
         try:
-            result = analyze_run(records, reference, args.agent, args.seat, args.floor,
+            result = analyze_run(records, judge, args.agent, args.seat, args.floor,
                                  progress if args.progress else None)
         finally:
             if bar is not None:

@@ -1,5 +1,6 @@
-"""The cost of each decision (`evaluation/analysis.py`, `evaluate.py analyze`): a known
-blunder is found, the outputs are written, bad input changes nothing."""
+"""The cost of each decision (`evaluation/analysis.py`, `evaluate.py analyze`): the judge
+charges a known blunder and not the safe move, `--reference` takes any search spec, the
+outputs are written, bad input changes nothing."""
 
 from __future__ import annotations
 
@@ -11,17 +12,18 @@ from evaluation import cli as evaluate
 from agents.play import play_game
 from engine import GameState, random_deal, rules
 from evaluation import analysis
-from evaluation.analysis import Reference, analyze_decision, analyze_moves, costliest
+import agents
+from evaluation.analysis import Judge, analyze_decision, analyze_moves, costliest
 
-# Small budgets keep the tests quick; the blunder is found at these budgets and at the default.
-SMALL = Reference(worlds=16, candidates=4, prerank_worlds=4)
+# A small budget keeps the tests quick; the blunder is found at this budget and at the default.
+SMALL = Judge(agents.parse_agent("selfplay:iterations=2000"))
 
 
 def cell(row: int, col: int, value: int) -> int:
     return rules.action_id(rules.cell_of(row, col), value)
 
 
-def blunder_position() -> GameState:
+def blunder_position(other_hand=(10, 4, 3, 2, 5, 6), bag=(1, 3, 4, 4, 2, 3)) -> GameState:
     """Seat 0 to move, holding 5 5 6 7 8 9. Row 3 reads 1 2 _ 2 1 3 _: a 5 in the gap at
     (3,2) makes six tiles summing to 14, and a 10 at (3,6) then completes 24 in seven
     tiles, 40 + 60 = 100 minutes for the next seat. Seat 0 sees no 10 anywhere, so all
@@ -31,8 +33,8 @@ def blunder_position() -> GameState:
     board = {(3, 0): 1, (3, 1): 2, (3, 3): 2, (3, 4): 1, (3, 5): 3,
              (0, 0): 6, (0, 2): 6, (0, 4): 7, (0, 6): 7, (6, 0): 8, (6, 2): 8, (6, 4): 9, (6, 6): 9,
              (0, 1): 1, (6, 1): 4}
-    hands = [[5, 5, 6, 7, 8, 9], [10, 4, 3, 2, 5, 6]]
-    return GameState.from_position(board, hands, bag=[1, 3, 4, 4, 2, 3])
+    hands = [[5, 5, 6, 7, 8, 9], list(other_hand)]
+    return GameState.from_position(board, hands, bag=list(bag))
 
 
 BLUNDER = cell(3, 2, 5)  # opens the 24 in 7 tiles
@@ -47,28 +49,28 @@ def test_the_position_is_what_the_test_says():
     assert state.step(GIFT) == 100 and {c.kind for c in state.last_breakdown} == {"sum24", "24in7"}
 
 
-def flags_the_blunder(reference: Reference) -> bool:
-    """The analysis charges the blunder a large loss (value and minutes), ranks it last
-    with a better move named, and charges the safe move less than a blunder (the report's
-    `BLUNDER` threshold; quiet moves differ by about a tenth at these budgets)."""
+def flags_the_blunder(judge: Judge) -> bool:
+    """The judge charges the blunder (a weaker agent's move: it hands the next seat 100
+    minutes) a large loss and names another move, and ranks the safe move far above the
+    blunder (both valued in the same sampled world: the decision's)."""
     state = blunder_position()
-    blunder = analyze_decision(state, BLUNDER, reference)
-    safe = analyze_decision(state, SAFE, reference)
-    return (blunder.loss >= 0.5 and blunder.minutes_lost >= 40 and blunder.best != BLUNDER
-            and blunder.candidates[-1].action == BLUNDER and safe.loss < analysis.BLUNDER)
+    blunder = analyze_decision(state, BLUNDER, judge)
+    safe = analyze_decision(state, SAFE, judge)
+    return (blunder.loss >= 0.5 and blunder.best != BLUNDER and safe.values[SAFE] > blunder.values[BLUNDER] + 0.5
+            and safe.loss < blunder.loss - 0.5)
 
 
-@pytest.mark.parametrize("reference", [SMALL, Reference()], ids=["small", "default"])
-def test_a_move_that_gives_away_a_24_in_7_is_flagged(reference):
-    assert flags_the_blunder(reference)
+@pytest.mark.parametrize("judge", [SMALL, Judge()], ids=["small", "default"])
+def test_a_move_that_gives_away_a_24_in_7_is_flagged(judge):
+    assert flags_the_blunder(judge)
 
 
-def test_a_broken_scorer_misses_the_blunder(monkeypatch):
+def test_a_broken_judge_misses_the_blunder(monkeypatch):
     """The check above can fail: with positions valued for the wrong seat, the blunder
-    (which hands the other seat 100 minutes) looks like the best move."""
-    right = analysis.position_value
-    monkeypatch.setattr(analysis, "position_value",
-                        lambda game, seat, evaluator: right(game, 1 - seat, evaluator))
+    looks like the best move."""
+    right = analysis.Tools.value
+    monkeypatch.setattr(analysis.Tools, "value", lambda self, world, seat, action, seed:
+                        right(self, world, 1 - seat, action, seed))
     assert not flags_the_blunder(SMALL)
 
 
@@ -88,26 +90,33 @@ def test_the_blunder_is_the_costliest_decision_of_its_game():
     assert row["error"] == pytest.approx(sum(d.loss for d in decisions)) and row["decisions"] == 2
 
 
-def test_same_worlds_same_answer_and_the_floor_is_small():
+def test_same_seed_same_answer_the_judges_own_move_costs_nothing_and_the_floor_is_small():
     state = blunder_position()
     a = analyze_decision(state, SAFE, SMALL)
-    b = analyze_decision(state, SAFE, SMALL)
-    assert a == b  # the worlds and rollout seeds are fixed by (seed, game, step)
-    assert a.floor_loss is not None and 0 <= a.floor_loss < 0.5
-    assert all(c.worlds == SMALL.worlds for c in a.candidates)
+    assert a == analyze_decision(state, SAFE, SMALL)  # the searches and the world are fixed by (seed, game, step)
+    assert a.floor_choice is not None and abs(a.floor_loss) < analysis.BLUNDER
+    own = analyze_decision(state, a.best, SMALL)
+    assert own.loss == 0.0 and own.best == a.best
     assert analysis.Decision.from_dict(json.loads(json.dumps(a.to_dict()))) == a
 
 
-@pytest.mark.parametrize("fields, message", [
-    ({"worlds": 1}, "worlds must be an integer >= 2"),
-    ({"candidates": 0}, "candidates must be an integer >= 1"),
-    ({"worlds": 4, "prerank_worlds": 8}, "prerank_worlds (8) cannot exceed worlds (4)"),
-    ({"horizon": -1}, "horizon must be an integer >= 0 or None"),
-    ({"rollout": "greedy"}, "the rollout agent must be a typed agent"),
+def test_the_judge_values_moves_in_the_sampled_world_not_the_real_one():
+    """The judge sees what the deciding seat saw: changing the hidden hand and bag of the
+    other seat (not the board or the mover's hand) changes nothing for a fixed seed."""
+    state = blunder_position()
+    other = blunder_position(other_hand=(3, 4, 4, 2, 5, 6), bag=(1, 3, 10, 4, 2, 3))  # the same unseen tiles
+    assert other.hands[1].tolist() != state.hands[1].tolist()
+    assert analyze_decision(state, BLUNDER, SMALL, floor=False) == analyze_decision(other, BLUNDER, SMALL, floor=False)
+
+
+@pytest.mark.parametrize("judge, message", [
+    (Judge(agents.parse_agent("greedy")), "the judge values moves with its search, and greedy has none"),
+    (Judge("selfplay"), "the judge must be a typed agent"),
+    (Judge(seed=-1), "seed must be an integer >= 0"),
 ])
-def test_bad_references_are_refused(fields, message):
-    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        Reference(**fields).validate()
+def test_bad_judges_are_refused(judge, message):
+    with pytest.raises(ValueError, match=message):
+        judge.validate()
 
 
 # --- evaluate.py analyze ---------------------------------------------------------------------
@@ -125,7 +134,7 @@ def saved_run(path, games: int = 2):
     return path
 
 
-FAST = ["--worlds", "4", "--candidates", "2", "--prerank-worlds", "2", "--no-progress"]
+FAST = ["--reference", "selfplay:iterations=200", "--no-progress"]
 
 
 def test_cli_analyze_writes_the_report(tmp_path, capsys):
@@ -134,12 +143,13 @@ def test_cli_analyze_writes_the_report(tmp_path, capsys):
     result = json.loads((run / "analysis.json").read_text())
     assert set(result["players"]) == {"random"} and result["players"]["random"]["games"] == 2
     assert result["decisions_scored"] == len(result["decisions"]) > 10
-    assert all(d["player"] == "random" and d["loss"] >= 0 for d in result["decisions"])
-    assert result["reference"]["worlds"] == 4 and "units" in result
+    assert all(d["player"] == "random" for d in result["decisions"])
+    assert result["judge"]["spec"] == "selfplay:iterations=200" and "units" in result
     assert (run / "analysis.png").stat().st_size > 0
     text = (run / "analysis.md").read_text()
     assert "| `random` | 2 |" in text and "Costliest decisions" in text
-    assert "error per game" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert out.startswith("judge: selfplay:iterations=200\n") and "error per game" in out
     # one game, one seat: its own files beside the run's
     assert evaluate.main(["analyze", str(run / "games.jsonl"), "--game", "1", "--seat", "0", *FAST]) == 0
     one = json.loads((run / "analysis-game-1.json").read_text())
@@ -164,9 +174,9 @@ def test_analyze_says_when_the_last_game_is_cut_short(tmp_path, capsys):
     (["RUN", "--game", "5"], "error: game 5 is not in"),
     (["RUN", "--seat", "2"], "error: seat must be in 0..1, got 2"),
     (["RUN", "--agent", "ismcts"], "error: no seat is played by 'ismcts'"),
-    (["RUN", "--horizon", "soon"], "error: --horizon takes a number of placements or 'end'"),
-    (["RUN", "--rollout", "nobody"], "error: unknown agent 'nobody'"),
-    (["RUN", "--worlds", "0"], "error: worlds must be an integer >= 2"),
+    (["RUN", "--reference", "nobody"], "error: unknown agent 'nobody'"),
+    (["RUN", "--reference", "greedy"], "error: the judge values moves with its search, and greedy has none"),
+    (["RUN", "--seed", "-1"], "error: seed must be an integer >= 0"),
 ])
 def test_cli_analyze_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, args, message):
     run = saved_run(tmp_path / "run", games=1)
@@ -183,3 +193,19 @@ def test_cli_analyze_refuses_games_saved_without_moves(tmp_path, capsys):
     (run / "games.jsonl").write_text(json.dumps({"game": 0, "labels": ["a", "b"], "scores": [1, 2]}) + "\n")
     assert evaluate.main(["analyze", str(run), *FAST]) == 2
     assert "--save-games" in capsys.readouterr().err
+
+
+def test_the_default_judge_is_named_and_three_players_get_plain_ismcts(tmp_path, capsys):
+    """Without --reference the report names the validated judge; 3-player games, which
+    ship no network, are judged by plain ISMCTS at the same budget."""
+    assert analysis.default_judge(2).spec == analysis.JUDGE == "selfplay:iterations=28000"
+    assert analysis.default_judge(4, team=True).spec == analysis.JUDGE
+    assert analysis.default_judge(3).spec == analysis.JUDGE_WITHOUT_NETWORK
+    run = tmp_path / "run"
+    run.mkdir()
+    record = play_game([agents.make("greedy") for _ in range(3)], random_deal(3), num_players=3).to_dict()
+    (run / "games.jsonl").write_text(json.dumps({"game": 0, "labels": ["a", "b", "c"], **record}) + "\n")
+    assert evaluate.main(["analyze", str(run), "--seat", "1", "--reference", "ismcts:iterations=100",
+                          "--no-progress", "--no-plots"]) == 0
+    assert capsys.readouterr().out.startswith("judge: ismcts:iterations=100\n")
+    assert json.loads((run / "analysis.json").read_text())["decisions_scored"] > 5

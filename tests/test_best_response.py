@@ -312,7 +312,23 @@ def test_exploit_command_writes_its_table(tmp_path):
     assert result["br"]["spec"] == "br:target=[greedy],iterations=30"
     assert -1 <= result["br"]["mean_reward"] <= 1
     assert result["br_minus_baseline"]["deals"] == 2
-    assert "lower bound" in (out / "exploit.md").read_text()
+    best = max(("br", "baseline"), key=lambda k: result[k]["mean_reward"])
+    assert result["lower_bound"]["responder"] == best
+    assert result["lower_bound"]["mean_reward"] == result[best]["mean_reward"] >= result["br"]["mean_reward"]
+    assert f"Lower bound on the exploitability (the better responder, `{result[best]['spec']}`)" in \
+        (out / "exploit.md").read_text()
+
+
+def test_exploit_plays_plain_ismcts_at_the_best_responses_budget_unless_told_not_to():
+    """The second responder by default is plain ISMCTS with the best response's search
+    settings, so the reported bound is never worse than plain search's on the same deals."""
+    from evaluation.exploit import ExploitConfig, Response
+
+    assert ExploitConfig(target="greedy").baseline_spec() == "ismcts:iterations=1000"
+    assert ExploitConfig(target="greedy", br=Response.parse("time=0.01,particles=16")).baseline_spec() == \
+        "ismcts:time=0.01"
+    assert ExploitConfig(target="greedy", baseline="none").baseline_spec() is None
+    assert ExploitConfig(target="greedy", baseline="random").baseline_spec() == "random"
 
 
 def test_exploit_command_refuses_a_bad_target(tmp_path, capsys):
@@ -342,7 +358,8 @@ def test_exploit_plays_one_seat_against_the_rest_at_four_players(tmp_path):
 
     out = tmp_path / "x4"
     assert evaluate.main(["exploit", "--target", "greedy", "--players", "4", "--br", "iterations=20", "--games", "4",
-                          "--workers", "1", "--out", str(out), "--no-progress"]) == 0
+                          "--baseline", "none", "--workers", "1", "--out", str(out), "--no-progress"]) == 0
+    assert "baseline" not in json.loads((out / "exploit.json").read_text())
     rows = [json.loads(line) for line in (out / "br" / "games.jsonl").read_text().splitlines()]
     assert all(sum(label.startswith("br:") for label in r["labels"]) == 1 for r in rows)
 

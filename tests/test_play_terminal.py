@@ -98,8 +98,8 @@ def test_a_hand_of_one_is_one_tile_on_the_boards(tmp_path):
         if 1 in state.hand_sizes.tolist():
             break
     move = {"number": step + 1, "step": step, "better": action, "move": "m", "points": 0, "breakdown": "",
-            "better_move": "b", "better_points": 0, "better_breakdown": "", "value": 0.5, "minutes": 10}
-    text = review_text({"moves": [move], "decisions": 9, "error": 0.5}, record)  # its board: after that move
+            "better_move": "b", "better_points": 0, "better_breakdown": "", "value": 0.5, "share": 0.25}
+    text = review_text({"moves": [move], "decisions": 9, "error": 0.5, "share": 0.25, "judge": "judge: j"}, record)  # its board: after that move
     assert re.search(r"\b1 tile\b", text) and not re.search(r"\b1 tiles\b", text)
 
 
@@ -308,17 +308,20 @@ def test_review_at_the_end_shows_the_three_costliest_moves_and_the_better_ones(t
     text = script.text
     assert "a review is for a finished game" in text
     assert "review: your 3 costliest move(s) of " in text
+    assert "judge: selfplay:iterations=28000 (it beats the shipped AI (selfplay:time=0.01))" in text
     # the same analysis, run apart: the review lists its three costliest decisions, in order
     record = session.record()
-    decisions = analyze_game(record, review_module.review_reference(2, False), seats=[0], floor=False)
+    judge, tools = review_module.judge_for(2, False)
+    decisions = analyze_game(record, judge, seats=[0], floor=False, tools=tools)
     worst = sorted(decisions, key=lambda d: -d.loss)[:3]
     listed = [line for line in script.out[-1].splitlines() if line[:2] in ("1.", "2.", "3.")]
     assert [line.split(":")[0] for line in listed] == [f"{k}. move {d.move_number}" for k, d in enumerate(worst, 1)]
     for d in worst:
-        assert f"you played {rules.action_text(d.played)} " in text and f"better: {rules.action_text(d.best)} " in text
-        assert f"worth {d.loss:+.2f} in game result" in text
+        assert f"you played {rules.action_text(d.played)} " in text
+        assert f"the judge plays {rules.action_text(d.best)} " in text
+        assert f"yours gave away about {max(round(50 * d.loss), 1)}% of a win" in text
     # each better move is shown on the board, marked as the last move
-    board = script.out[-1].split("the board with the better move (marked *):")[1]
+    board = script.out[-1].split("the board with the judge's move (marked *):")[1]
     cell, value = rules.decode_action(worst[0].best)
     line = board.splitlines()[4 + cell // 7]  # the status, scores and column lines come first
     assert re.search(rf"\b{value}\)?\*", line)  # "7*", or "( 7)*" on a Double Time cell
@@ -332,7 +335,7 @@ def test_play_load_review_of_a_saved_game(tmp_path, capsys):
     path.write_text(json.dumps(session.record()) + "\n")
     assert play.main(["--load", str(path), "--review"]) == 0
     out = capsys.readouterr().out
-    assert "costliest move(s)" in out and "better: " in out
+    assert "costliest move(s)" in out and "the judge plays " in out and "judge: selfplay:iterations=28000" in out
     # an unfinished game has no review, and nothing is written
     unfinished = Session.new(["greedy"], seed=8, hint_spec=HINT)
     path.write_text(json.dumps(unfinished.record()) + "\n")

@@ -214,6 +214,26 @@ class MCTSAgent(Agent):
         visits, value_sums = self._search(view)
         return self._best(visits, value_sums), visits, value_sums
 
+    def position_value(self, view) -> float:
+        """The search's value of `view`'s position for `view.seat`, whoever is to move:
+        the root's mean reward for that seat (`core.simulation_rewards` units) after the
+        agent's budget, searched from the seat's information set. The root's children
+        are expanded by the search's own expansion rule (no network order: the seat to
+        move may be another). A game that is over is valued exactly. What a judge uses to
+        value a move (`evaluation.analysis`)."""
+        state_grid, state_info = view.public_arrays()
+        if view.is_over:
+            out = np.zeros(4)
+            sk.simulation_rewards(state_info, out, self._params.margin)
+            return float(out[view.seat])
+        self._act_started = _time.perf_counter()
+        self._tree.meta[parts.ORDER_LEN] = 0
+        self._tree.prior[:] = 0.0
+        _, self.last_iterations = self._run(state_grid, state_info, view.seat, self.iterations,
+                                            self._seconds_left(), self._seed64())
+        nodes, values = self._tree.nodes, self._tree.values
+        return float(values[sk.ROOT, view.seat] / max(nodes[sk.ROOT, sk.VISITS], 1))
+
     def _ranks_root(self) -> bool:
         """Whether the root's children are expanded in a computed order (`_rank_root`)."""
         return self.settings.expand == "greedy"

@@ -113,6 +113,12 @@ class SelfPlayAgent(_PerPlayerCount):
         """As `ISMCTSAgent.act_with_visits`, with the network of the current game."""
         return self._current.act_with_visits(view)
 
+    def position_value(self, view) -> float:
+        """As `ISMCTSAgent.position_value`, with the network of the current game."""
+        if self._current is None:
+            raise ValueError(f"{self.name}: reset(seat, num_players, team) must start the game first")
+        return self._current.position_value(view)
+
 
 @register("selfplay-policy")
 class SelfPlayPolicyAgent(_PerPlayerCount):

@@ -316,19 +316,22 @@ function line(text, cls) {
 function showReview(r) {
   const box = $("reviewbox");
   box.innerHTML = "";
+  const pct = (share) => `${Math.max(Math.round(100 * share), 1)}%`;
+  const total = r.share >= 0.005 ? `about ${pct(r.share)} of a win` : "no measurable share of a win";
   const title = r.moves.length
-    ? `review: your ${r.moves.length} costliest move(s) of ${r.decisions} (value lost in all ${r.error.toFixed(2)}; a win is +1, a loss -1)`
-    : `review: none of your ${r.decisions} decision(s) lost anything: well played`;
+    ? `review: your ${r.moves.length} costliest move(s) of ${r.decisions}; in all your moves gave away ${total} against the judge's`
+    : `review: none of your ${r.decisions} decision(s) gave anything away against the judge: well played`;
   const head = line(title);
   head.style.fontWeight = "bold";
   box.appendChild(head);
+  box.appendChild(line(r.judge, "judge"));
   r.moves.forEach((m, k) => {
     const item = document.createElement("div");
     item.className = "review-move";
     const scored = (points, why) => (points ? `+${points}: ${why}` : "no minutes");
     item.appendChild(line(`${k + 1}. move ${m.number}: you played ${m.move} (${scored(m.points, m.breakdown)})`, "played"));
-    item.appendChild(line(`better: ${m.better_move} (${scored(m.better_points, m.better_breakdown)}), worth `
-      + `${m.value >= 0 ? "+" : ""}${m.value.toFixed(2)} in game result and ${m.minutes >= 0 ? "+" : ""}${Math.round(m.minutes)} minutes of lead after the replies`, "better"));
+    item.appendChild(line(`the judge plays ${m.better_move} (${scored(m.better_points, m.better_breakdown)}); `
+      + `yours gave away about ${pct(m.share)} of a win`, "better"));
     const board = document.createElement("div");
     board.innerHTML = m.svg;  // the server's drawing of the board before the move, both moves marked
     item.appendChild(board);
