@@ -25,6 +25,22 @@ from .settings import RULES as SEARCH_RULES
 _REGISTRY: dict[str, Callable[..., "Agent"]] = {}
 
 
+@dataclass(frozen=True)
+class PolicyModel:
+    """What an agent declares about its moves (`Agent.policy_model`), for a best response
+    that models them (`agents.search.best_response`): ``kind`` "greedy" or "random"
+    (exactly), "policy" (the rollout policy with ``epsilon_threshold`` and ``safe``), or
+    "network" (a network's raw policy: ``net``, its move ``temperature`` and the
+    ``reach_temperature`` that weighs its moves in the belief)."""
+
+    kind: str
+    epsilon_threshold: int = 0
+    safe: bool = True
+    net: Any = None
+    temperature: float = 0.0
+    reach_temperature: float = 0.0
+
+
 class Agent(ABC):
     """An agent of 24/7. Subclasses implement `act`; `reset` and `seed` are optional."""
 
@@ -58,6 +74,12 @@ class Agent(ABC):
 
     def reset(self, seat: int, num_players: int, team: bool = False) -> None:
         """A new game starts and this agent plays `seat`."""
+
+    def policy_model(self, num_players: int, team: bool) -> PolicyModel | None:
+        """How a best response can model this agent's moves in this game, or None (it is
+        not modelled: the response searches as plain ISMCTS). Agents with a closed-form
+        or network policy declare it."""
+        return None
 
     def warm_up(self) -> None:
         """Compile or load whatever makes a first move slow (numba kernels), so that a

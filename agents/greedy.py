@@ -13,7 +13,7 @@ import numpy as np
 
 from engine import access, rules
 
-from .base import Agent, register, warm_up_view
+from .base import Agent, PolicyModel, register, warm_up_view
 from .policy_kernels import SCRATCH_LEN, epsilon_threshold, greedy_action, policy_action
 
 
@@ -30,6 +30,9 @@ class GreedyAgent(Agent):
 
     def warm_up(self) -> None:
         self.act(None, warm_up_view())  # compiles the greedy kernel before the first timed move
+
+    def policy_model(self, num_players: int, team: bool) -> PolicyModel:
+        return PolicyModel("greedy")
 
     def act(self, observation, view) -> int:
         grid, info = view.public_arrays()
@@ -55,6 +58,9 @@ class RolloutPolicyAgent(Agent):
     @property
     def safe(self) -> bool:
         return self._safe
+
+    def policy_model(self, num_players: int, team: bool) -> PolicyModel:
+        return PolicyModel("policy", epsilon_threshold=self._epsilon, safe=self._safe)
 
     def warm_up(self) -> None:
         rng, self.rng = self.rng, np.random.default_rng(0)  # compiles the policy kernel; keeps the stream

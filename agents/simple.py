@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import Agent, register
+from .base import Agent, PolicyModel, register
 
 
 @register("random")
@@ -12,3 +12,6 @@ class RandomAgent(Agent):
     def act(self, observation, view) -> int:
         legal = view.legal_actions()
         return int(legal[self.rng.integers(len(legal))])
+
+    def policy_model(self, num_players: int, team: bool) -> PolicyModel:
+        return PolicyModel("random")

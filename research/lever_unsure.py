@@ -99,13 +99,12 @@ def pick_positions(games: StoredGames, count: int, seed: int) -> list[tuple[int,
 
 def measure(games: StoredGames, positions: list[tuple[int, int]], factor: int, seed: int,
             common_worlds: bool) -> dict[str, np.ndarray]:
-    from evaluation.analysis import Reference, rank_candidates
-
+    if common_worlds:
+        raise SystemExit("the common-worlds reference (evaluation.analysis.Reference) left the product with "
+                         "issue 68's judge: rerun this measurement from commit cd2c4a9, or pass --no-common-worlds")
     n = games.iterations
     short, long = shipped_agent(f"iterations={n}", seed), shipped_agent(f"iterations={factor * n}", seed + 1)
     judge = shipped_agent(f"iterations={factor * n}", seed + 2)
-    reference = Reference()
-    tools = reference.tools(NUM_PLAYERS, False)
     rows: dict[str, list] = {k: [] for k in ("game", "step", "short", "long", "share", "gap", "tiles", "legal",
                                              "regret_q", "regret_q2", "short_visits_in_long", "regret_cw", "cpu_short",
                                              "cpu_long", "cpu_cw")}
@@ -133,11 +132,7 @@ def measure(games: StoredGames, positions: list[tuple[int, int]], factor: int, s
         if s_root.action != l_root.action:  # a second long search judges the two moves
             j_root = RootStats.of(judge, view)
             regret_q2 = float(np.nan_to_num(j_root.mean[l_root.action] - j_root.mean[s_root.action], nan=0.0))
-        regret_cw = 0.0
-        if common_worlds and s_root.action != l_root.action:
-            ranked = rank_candidates(view, reference, tools, key=(seed, g, step), keep=[s_root.action, l_root.action])
-            value = {c.action: c.value for c in ranked}
-            regret_cw = value[l_root.action] - value[s_root.action]
+        regret_cw = 0.0  # the common-worlds reference's regret: only at commit cd2c4a9 (see above)
         t3 = time.process_time()
         hands = int(state.hand_sizes.sum())
         for key, value in (("game", g), ("step", step), ("short", s_root.action), ("long", l_root.action),

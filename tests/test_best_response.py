@@ -75,7 +75,8 @@ def test_a_search_target_is_modelled_by_its_network():
     player count) models it, its top move in the tree (deterministic: memoized) and its
     reach at SEARCH_MODEL_TEMPERATURE; an agent with no network model stays unmodelled."""
     from agents.search import br_kernels as bk
-    from agents.search.best_response import SEARCH_MODEL_TEMPERATURE, target_model
+    from agents.search.best_response import target_model
+    from agents.search.mcts import SEARCH_MODEL_TEMPERATURE
 
     for spec in ("selfplay:iterations=10", "ismcts:iterations=10", "ismcts:net=models/selfplay_2p.pt,iterations=10"):
         model = target_model(agents.make(spec), 0b10, 2, False)
@@ -83,6 +84,33 @@ def test_a_search_target_is_modelled_by_its_network():
         assert model.reals[bk.REAL_TEMPERATURE] == 0.0
         assert model.reals[bk.REAL_REACH_TEMPERATURE] == SEARCH_MODEL_TEMPERATURE == 1.0
     assert target_model(agents.make("selfplay-afterstate"), 0b10, 2, False).config[bk.CONFIG_KIND] == bk.MODEL_NONE
+
+
+def test_an_agent_is_modelled_by_what_it_declares_not_by_its_type():
+    """A new agent kind needs no edit in the best response: one that declares the greedy
+    policy (`Agent.policy_model`) is modelled as greedy, its belief filtered like greedy's;
+    one that declares nothing is not modelled; a kind the response does not know is a
+    clear error."""
+    from agents.base import Agent, PolicyModel
+    from agents.search import br_kernels as bk
+    from agents.search.best_response import target_model
+
+    class LikeGreedy(Agent):
+        def __init__(self, kind="greedy"):
+            super().__init__()
+            self.kind = kind
+
+        def act(self, observation, view):
+            return agents.make("greedy").act(observation, view)
+
+        def policy_model(self, num_players, team):
+            return PolicyModel(self.kind)
+
+    assert target_model(LikeGreedy(), 0b10, 2, False).config[bk.CONFIG_KIND] == bk.MODEL_GREEDY
+    assert target_model(agents.make("policy:epsilon=0.5"), 0b10, 2, False).config[bk.CONFIG_KIND] == bk.MODEL_POLICY
+    with pytest.raises(ValueError, match="declares a policy model of kind 'oracle'"):
+        target_model(LikeGreedy("oracle"), 0b10, 2, False)
+    assert agents.make("br:target=greedy,iterations=5").policy_model(2, False) is None
 
 
 def test_br_uses_no_hidden_information():

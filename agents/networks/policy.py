@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from agents.base import Agent, register
+from agents.base import Agent, PolicyModel, register
+from engine import rules
 
 from . import features
 from .checkpoints import device_parameter, load_net, resolve_device
@@ -81,6 +82,13 @@ class NetAgent(Agent):
             grid, info = view.public_arrays()
             exposure = features.exposure(grid, info, kind=self.policy.exposure_kind)[None]
         return int(self.policy.choose(observation[None], mask, self.rng, self.temperature, exposure)[0])
+
+    def policy_model(self, num_players: int, team: bool) -> PolicyModel | None:
+        """Its network at its temperature (a network with the team action space: None)."""
+        if self.policy.net.config.num_actions > rules.NUM_ACTIONS:
+            return None
+        return PolicyModel("network", net=self.policy.net, temperature=self.temperature,
+                           reach_temperature=self.temperature)
 
 
 @register("checkpoint")

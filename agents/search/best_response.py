@@ -6,9 +6,10 @@ bound on the target's exploitability (Timbers et al., "Approximate Exploitabilit
 2022; `python evaluate.py exploit`). docs/exploitability.md describes the search, which
 targets are modelled and how, and the parameters; the kernels are in `br_kernels`.
 
-This module builds the target's model (`target_model`: exactly for ``random``, ``greedy``,
-``policy`` and a network's raw policy; a search target by a network's raw policy; any
-other target not at all: plain ISMCTS), keeps the belief about the target's hands up to
+This module builds the target's model from what the target declares about itself
+(`Agent.policy_model`: exactly for ``random``, ``greedy``, ``policy`` and a network's raw
+policy; a search target by a network's raw policy; an agent that declares nothing is not
+modelled: plain ISMCTS), keeps the belief about the target's hands up to
 date as the game loop reports the moves (`observe_action`), and searches with the
 parameters of ``ismcts`` plus ``target``, ``particles`` and ``target_rollout``.
 """
@@ -49,60 +50,32 @@ def target_spec(name: str, value):
         raise ValueError(f"{name}: {exc}") from exc
 
 
+MODEL_KINDS = {"greedy": bk.MODEL_GREEDY, "random": bk.MODEL_RANDOM, "policy": bk.MODEL_POLICY,
+               "network": bk.MODEL_NETWORK}
+
+
 def target_model(target: Agent, seats: int, num_players: int, team: bool,
                  fast_rollout: bool = True) -> bk.TargetModel:
-    """The numba model of a built target agent for this game (`br_kernels.MODEL_*`): its
-    seats (bitmask) and its policy, or MODEL_NONE when its policy is not modelled;
-    `fast_rollout`: the target's rollout moves are the greedy rollout policy's."""
-    from agents.greedy import GreedyAgent, RolloutPolicyAgent
-    from agents.simple import RandomAgent
+    """The numba model of a built target agent for this game (`br_kernels.MODEL_*`), from
+    what the target declares (`Agent.policy_model`): its seats (bitmask) and its policy, or
+    MODEL_NONE when it declares none; `fast_rollout`: the target's rollout moves are the
+    greedy rollout policy's."""
+    declared = target.policy_model(num_players, team)
+    if declared is None:
+        return bk.new_model(bk.MODEL_NONE, seats)
+    if declared.kind not in MODEL_KINDS:
+        raise ValueError(f"{target.name} declares a policy model of kind {declared.kind!r}; the best response "
+                         f"models {', '.join(MODEL_KINDS)}")
+    kind = MODEL_KINDS[declared.kind]
+    if kind != bk.MODEL_NETWORK:
+        return bk.new_model(kind, seats, declared.epsilon_threshold, declared.safe, fast_rollout=fast_rollout)
+    from agents.networks.features import FOLLOW_UP
 
-    kind = type(target)
-    if kind is GreedyAgent:
-        return bk.new_model(bk.MODEL_GREEDY, seats, fast_rollout=fast_rollout)
-    if kind is RandomAgent:
-        return bk.new_model(bk.MODEL_RANDOM, seats, fast_rollout=fast_rollout)
-    if kind is RolloutPolicyAgent:
-        return bk.new_model(bk.MODEL_POLICY, seats, target.epsilon_threshold, target.safe, fast_rollout=fast_rollout)
-    network = _raw_network(target, num_players, team)
-    if network is not None:
-        from agents.networks.features import FOLLOW_UP
-
-        net, temperature, reach_temperature = network
-        exposure = net.exposure_kind if net.needs_exposure else None
-        return bk.new_model(bk.MODEL_NETWORK, seats, net=net.packed_placement(), exposure=exposure,
-                            temperature=temperature, reach_temperature=reach_temperature,
-                            follow_up=FOLLOW_UP if exposure == "outlook" else 0.0,
-                            fast_rollout=fast_rollout)
-    return bk.new_model(bk.MODEL_NONE, seats)
-
-
-# A search target is modelled by a network's raw policy softened to this temperature: the
-# maximum-likelihood temperature of `selfplay:time=0.01`'s and `ismcts:time=0.01`'s moves
-# under the shipped 2-player network (research/search_target_model.py, benchmarks/RESULTS.md).
-SEARCH_MODEL_TEMPERATURE = 1.0
-
-
-def _raw_network(target: Agent, num_players: int, team: bool):
-    """(the network, its move temperature, its reach temperature) that models the target: a
-    raw-policy target's own (`checkpoint:`, `selfplay-policy`; both at its temperature); for
-    a search, its guiding network or the shipped network of the game's player count (top
-    move, reach at SEARCH_MODEL_TEMPERATURE); else None."""
-    from agents.networks.checkpoints import load_net
-    from agents.networks.policy import NetAgent
-
-    from .selfplay import SelfPlayAgent, SelfPlayPolicyAgent, shipped_network
-
-    if isinstance(target, (SelfPlayPolicyAgent, SelfPlayAgent)):
-        target.reset(0, num_players, team)  # builds the shipped network of this player count
-        target = target.current
-    if isinstance(target, NetAgent) and not target.policy.net.config.num_actions > rules.NUM_ACTIONS:
-        return target.policy.net, target.temperature, target.temperature
-    if isinstance(target, MCTSAgent) and not isinstance(target, BestResponseAgent):
-        guide = getattr(target, "_guide", None)
-        net = guide.net if guide is not None else load_net(str(shipped_network(num_players, team)), "cpu")
-        return net, 0.0, SEARCH_MODEL_TEMPERATURE
-    return None
+    net = declared.net
+    exposure = net.exposure_kind if net.needs_exposure else None
+    return bk.new_model(bk.MODEL_NETWORK, seats, net=net.packed_placement(), exposure=exposure,
+                        temperature=declared.temperature, reach_temperature=declared.reach_temperature,
+                        follow_up=FOLLOW_UP if exposure == "outlook" else 0.0, fast_rollout=fast_rollout)
 
 
 @register("br")
@@ -111,6 +84,9 @@ class BestResponseAgent(MCTSAgent):
 
     observes_actions = True  # the game loop calls observe_action for every move
     parameter_rules = {"target": target_spec, "target_rollout": partial(choice, allowed=TARGET_ROLLOUTS)}
+
+    def policy_model(self, num_players: int, team: bool) -> None:
+        return None  # a best response is not modelled (its moves answer another agent's)
 
     def __init__(self, target: str, particles: int = DEFAULT_PARTICLES, target_rollout: str = TARGET_ROLLOUTS[0],
                  settings: SearchSettings | None = None, **parameters) -> None:

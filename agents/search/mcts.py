@@ -29,7 +29,7 @@ from engine import kernel_cache, layout, rules
 from engine.determinize import SCRATCH_LEN as SAMPLER_SCRATCH_LEN
 from engine.determinize import sample_world
 
-from agents.base import Agent, register, warm_up_view
+from agents.base import Agent, PolicyModel, register, warm_up_view
 from agents.parameters import positive_int
 from agents.policy_kernels import SCRATCH_LEN, greedy_ranking
 from agents.settings import GUIDED, NAMES, SHARED, SearchSettings
@@ -48,6 +48,12 @@ def search_settings(settings: SearchSettings | None, parameters: dict) -> Search
     if not isinstance(settings, SearchSettings):
         raise TypeError(f"settings must be a SearchSettings, got {type(settings).__name__}")
     return settings
+
+
+# A search target is modelled by a network's raw policy softened to this temperature: the
+# maximum-likelihood temperature of `selfplay:time=0.01`'s and `ismcts:time=0.01`'s moves
+# under the shipped 2-player network (research/search_target_model.py, benchmarks/RESULTS.md).
+SEARCH_MODEL_TEMPERATURE = 1.0
 
 
 class MCTSAgent(Agent):
@@ -214,6 +220,20 @@ class MCTSAgent(Agent):
         visits, value_sums = self._search(view)
         return self._best(visits, value_sums), visits, value_sums
 
+    def policy_model(self, num_players: int, team: bool) -> PolicyModel:
+        """A search has no closed-form policy: the shipped network of the game models it,
+        its top move, its reach at SEARCH_MODEL_TEMPERATURE (a guided search: its own
+        network, `ISMCTSAgent.policy_model`)."""
+        from agents.networks.checkpoints import load_net
+
+        from .selfplay import shipped_network
+
+        return self._network_model(load_net(str(shipped_network(num_players, team)), "cpu"))
+
+    @staticmethod
+    def _network_model(net) -> PolicyModel:
+        return PolicyModel("network", net=net, temperature=0.0, reach_temperature=SEARCH_MODEL_TEMPERATURE)
+
     def position_value(self, view) -> float:
         """The search's value of `view`'s position for `view.seat`, whoever is to move:
         the root's mean reward for that seat (`core.simulation_rewards` units) after the
@@ -299,6 +319,11 @@ class ISMCTSAgent(MCTSAgent):
 
     def _ranks_root(self) -> bool:
         return self._guide is not None or super()._ranks_root()
+
+    def policy_model(self, num_players: int, team: bool) -> PolicyModel:
+        if self._guide is None:
+            return super().policy_model(num_players, team)
+        return self._network_model(self._guide.net)
 
     def _rank_root(self, view) -> None:
         """The root's order by the network's policy, best logit first; with `prior` its

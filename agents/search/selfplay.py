@@ -91,6 +91,11 @@ class _PerPlayerCount(Agent):
         self.reset(0, 2)
         self._current.compile_part(name)
 
+    def policy_model(self, num_players: int, team: bool):
+        """The model of the agent this game builds (its network)."""
+        self.reset(0, num_players, team)
+        return self._current.policy_model(num_players, team)
+
     def act(self, observation, view) -> int:
         if self._current is None:
             raise ValueError(f"{self.name}: reset(seat, num_players, team) must start the game first")
