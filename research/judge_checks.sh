@@ -4,6 +4,7 @@
 # seatings), then the judge grades its seat, floor included. Outputs in results/judge/.
 #   bash research/judge_checks.sh match        # (a), 1,000 games
 #   bash research/judge_checks.sh table        # (b) and (c), one row per agent below
+#   bash research/judge_checks.sh summary      # the table of docs/status.md, "Error per game"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JUDGE=selfplay:iterations=28000
@@ -22,5 +23,25 @@ case "${1:-}" in
       [ -f "$out/analysis.json" ] || python evaluate.py analyze "$games" --agent "$spec" --out "$out" \
         --no-progress --no-plots
     done ;;
-  *) echo "usage: $0 match|table" >&2; exit 2 ;;
+  summary)
+    python - <<'PY'
+import json
+from pathlib import Path
+rows = ["| agent | games | decisions | error per game [95%] | share of a win a game | same move as the judge "
+        "| floor per game | clearly weaker than the judge |", "|---|---|---|---|---|---|---|---|"]
+for run in ("greedy", "ismcts_time_0.01", "ismcts_time_0.04", "ismcts_time_0.16", "selfplay_time_0.01",
+            "selfplay_time_0.04", "selfplay_time_0.16", "selfplay_iterations_28000"):
+    path = Path("results/judge/table") / run / "analysis.json"
+    if not path.is_file():
+        continue
+    result = json.loads(path.read_text())
+    (player, s), = result["players"].items()
+    lo, hi = s["error_per_game_ci95"]
+    rows.append(f"| `{player}` | {s['games']} | {s['decisions']:,} | {s['error_per_game']:.3f} [{lo:.3f}, {hi:.3f}] | "
+                f"{s['error_per_game'] / 2:.0%} | {s['agreement']:.0%} | {s['floor_per_game']:+.3f} | "
+                f"{'yes' if s['weaker_than_judge'] else '**no**'} |")
+print("\n".join(rows))
+PY
+    ;;
+  *) echo "usage: $0 match|table|summary" >&2; exit 2 ;;
 esac
