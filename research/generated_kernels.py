@@ -63,7 +63,10 @@ print(json.dumps({{"seconds": seconds, "cache_hits": sum(stats.cache_hits.values
 def run(way: str, cache: str) -> dict:
     env = dict(os.environ, NUMBA_CACHE_DIR=cache)
     out = subprocess.run([sys.executable, "-c", CHILD.format(root=str(ROOT), way=way)], env=env, text=True,
-                         capture_output=True, check=True)
+                         capture_output=True)
+    if out.returncode:
+        return {"seconds": float("nan"), "cache_hits": None, "cache_misses": None,
+                "error": out.stderr.strip().splitlines()[-1]}
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -77,6 +80,9 @@ def main() -> None:
     print("|---|---|---|---|")
     for way, cold, warm in rows:
         print(f"| {way} | {cold['seconds']:.1f} | {warm['seconds']:.2f} | {warm['cache_hits']} / {warm['cache_misses']} |")
+        for run_, what in ((cold, "cold"), (warm, "warm")):
+            if "error" in run_:
+                print(f"  {way}, {what}: {run_['error']}")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ MCTS, Nijssen and Winands 2011). The searching seat is written into a free slot 
 workspace by the world part at every simulation. Played as one seat against three
 shipped seats at the same simulations, on duplicate deals (every seat in turn):
 
-    python evaluate.py --import research/paranoid.py --players 4 --one-vs-rest \
+    python evaluate.py --import research.paranoid --players 4 --one-vs-rest \
         --agents paranoid:iterations=3500 selfplay:iterations=3500 --games 1000 --seed 711 \
         --workers 2 --out results/paranoid
 

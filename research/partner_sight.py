@@ -8,7 +8,7 @@ cheating agent (it reads the partner's hand through `PlayerView.full_state`): an
 bound on what showing tiles could ever buy. Played as a team (two seats) against the
 normal team search at the same simulations, on duplicate deals:
 
-    python evaluate.py --import research/partner_sight.py --players 4 --team \
+    python evaluate.py --import research.partner_sight --players 4 --team \
         --agents partner-sight:iterations=3500 selfplay:iterations=3500 --games 1000 --seed 71 \
         --workers 2 --out results/partner_sight
 
