@@ -406,12 +406,18 @@ def _void_record(job: GameJob, error: str, seconds: float) -> dict:
 
 def load_plugins(imports: Sequence[str]) -> None:
     """Import modules (``pkg.mod``) or files (``path/to/file.py``), e.g. to register agents.
-    A file is imported once per process under a name derived from its absolute path."""
+    A file inside a package importable from ``sys.path`` is imported by its module name (so
+    it is the same module as ``--import pkg.mod``, which numba's cache of its kernels
+    imports by that name); any other file once per process under a name derived from its
+    absolute path."""
     for item in imports:
         if item.endswith(".py") or os.sep in item:
             path = Path(item).resolve()
             if not path.is_file():
                 raise ValueError(f"--import: file not found: {item}")
+            dotted = _module_name(path)
+            if dotted is not None and Path(getattr(importlib.import_module(dotted), "__file__", "")).resolve() == path:
+                continue  # imported under its own name (a name that resolves elsewhere falls through)
             name = "_eval_plugin_" + "".join(c if c.isalnum() else "_" for c in str(path))
             if name in sys.modules:
                 continue
@@ -428,3 +434,21 @@ def load_plugins(imports: Sequence[str]) -> None:
                 importlib.import_module(item)
             except ModuleNotFoundError as exc:
                 raise ValueError(f"--import: cannot import module {item!r}: {exc}") from exc
+
+
+def _module_name(path: Path) -> str | None:
+    """The dotted name under which `path` (a .py file) is importable from ``sys.path``
+    through packages (every folder between has an ``__init__.py``), or None."""
+    if path.suffix != ".py":
+        return None
+    for entry in sys.path:
+        root = Path(entry or os.getcwd()).resolve()
+        try:
+            parts = path.with_suffix("").relative_to(root).parts
+        except ValueError:
+            continue
+        folders = [root.joinpath(*parts[:k]) for k in range(1, len(parts))]
+        if parts and all((folder / "__init__.py").is_file() for folder in folders) and \
+                all(part.isidentifier() for part in parts):
+            return ".".join(parts)
+    return None

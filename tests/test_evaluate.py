@@ -457,3 +457,36 @@ def test_ctrl_c_writes_the_results_so_far_and_prints_the_command_that_resumes(tm
     assert f"resuming: {played} game(s) already in" in again.stdout
     final = json.loads((out / "results.json").read_text())
     assert final["games"] == 40 and "interrupted" not in final
+
+
+def test_a_plugin_file_in_a_package_is_the_module_of_its_name(tmp_path, monkeypatch):
+    """`--import pkg/plug.py` and `--import pkg.plug` load one module, not two: numba's
+    cache of a plugin's kernels imports it by its module name, and a second copy of the
+    file registered its agents twice ("already registered"). A file outside any package
+    on sys.path still loads once under a name of its own."""
+    import sys
+
+    pkg = tmp_path / "plugpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "plug.py").write_text("from agents.base import register\nfrom agents.simple import RandomAgent\n\n"
+                                 "@register('plug-x')\nclass PlugX(RandomAgent):\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        import importlib
+
+        module = importlib.import_module("plugpkg.plug")
+        load_plugins([str(pkg / "plug.py")])  # before: a second copy, and the error
+        assert sys.modules["plugpkg.plug"] is module
+        loose = tmp_path / "loose" / "plug2.py"
+        loose.parent.mkdir()
+        loose.write_text("LOADED = True\n")
+        load_plugins([str(loose)])
+        load_plugins([str(loose)])
+        assert sum(name.startswith("_eval_plugin_") and name.endswith("plug2_py") for name in sys.modules) == 1
+    finally:
+        from agents.base import _REGISTRY
+
+        _REGISTRY.pop("plug-x", None)
+        for name in [n for n in sys.modules if n.startswith("plugpkg") or n.endswith("plug2_py")]:
+            del sys.modules[name]
