@@ -49,3 +49,17 @@ def config_file(name: str | Path) -> Path:
             return candidate
     raise ValueError(f"config file not found: {name} (a path, or a shipped config by name: "
                      f"{', '.join(config_names())})")
+
+
+def network(num_players: int, team: bool = False) -> Path:
+    """The shipped self-play network for this game: ``selfplay_team.pt`` for the team
+    variant, else ``selfplay_<n>p.pt`` (ValueError, naming the config that trains one, if
+    there is none: 3 players)."""
+    name = "selfplay_team.pt" if team else f"selfplay_{num_players}p.pt"
+    path = folder("models") / name
+    if not path.is_file():
+        config = "configs/selfplay_team.yaml" if team else "configs/selfplay_2p.yaml or selfplay_4p.yaml"
+        variant = "the team variant" if team else f"{num_players} players"
+        raise ValueError(f"no self-play network is shipped for {variant} ({path} is missing); train one with "
+                         f"train.py ({config}) and play it as ismcts:net=runs/NAME/generations/gen_<last>.pt")
+    return path

@@ -211,8 +211,9 @@ def test_shipped_selfplay_agents_play_their_player_count():
 
 def test_a_missing_shipped_network_names_the_config_that_trains_it(tmp_path, monkeypatch):
     import agents.search.selfplay
+    import agents.shipped
 
-    monkeypatch.setattr(agents.search.selfplay, "MODELS", tmp_path)
+    monkeypatch.setattr(agents.shipped, "folder", lambda kind: tmp_path)
     with pytest.raises(ValueError, match="team variant .*configs/selfplay_team.yaml"):
         agents.search.selfplay.shipped_network(4, team=True)
     with pytest.raises(ValueError, match="for 2 players .*configs/selfplay_2p.yaml"):

@@ -224,11 +224,10 @@ class MCTSAgent(Agent):
         """A search has no closed-form policy: the shipped network of the game models it,
         its top move, its reach at SEARCH_MODEL_TEMPERATURE (a guided search: its own
         network, `ISMCTSAgent.policy_model`)."""
+        from agents import shipped
         from agents.networks.checkpoints import load_net
 
-        from .selfplay import shipped_network
-
-        return self._network_model(load_net(str(shipped_network(num_players, team)), "cpu"))
+        return self._network_model(load_net(str(shipped.network(num_players, team)), "cpu"))
 
     @staticmethod
     def _network_model(net) -> PolicyModel:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agents import shipped
+from agents.shipped import network as shipped_network
 from agents.base import Agent, register
 from agents.networks.checkpoints import device_parameter, resolve_device
 from agents.networks.policy import CheckpointAgent
@@ -26,22 +26,6 @@ from agents.settings import SELFPLAY_SEARCH, SearchSettings
 
 from .afterstate import AfterstateAgent
 from .mcts import ISMCTSAgent
-
-MODELS = shipped.folder("models")  # the checkout's models/, or the installed package's copy
-
-
-def shipped_network(num_players: int, team: bool = False) -> Path:
-    """The shipped self-play network for this game: ``selfplay_team.pt`` for the team
-    variant, else ``selfplay_<n>p.pt`` (ValueError if there is none)."""
-    name = "selfplay_team.pt" if team else f"selfplay_{num_players}p.pt"
-    path = MODELS / name
-    if not path.is_file():
-        config = "configs/selfplay_team.yaml" if team else "configs/selfplay_2p.yaml or selfplay_4p.yaml"
-        variant = "the team variant" if team else f"{num_players} players"
-        raise ValueError(f"no self-play network is shipped for {variant} ({path} is missing); train one with "
-                         f"train.py ({config}) and play it as ismcts:net=runs/NAME/generations/gen_<last>.pt")
-    return path
-
 
 class _PerPlayerCount(Agent):
     """Builds the agent for the game's player count at `reset`, keeps one per count."""
