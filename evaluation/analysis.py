@@ -141,7 +141,11 @@ class Tools:
             from env.observation import encode
 
             observation = encode(state, seat)
-        return int(self.chooser.act(observation, PlayerView(state, seat)))
+        view = PlayerView(state, seat)
+        action = int(self.chooser.act(observation, view))
+        while action >= rules.SHOW_BASE:  # a team search shows a tile first, then places what it found
+            action = int(self.chooser.act(observation, view))
+        return action
 
     def value(self, world: GameState, seat: int, action: int, seed: int) -> float:
         """`seat`'s value of `world` (a copy) after `action`, by the judge's search."""

@@ -15,7 +15,8 @@ shipped seats at the same simulations, on duplicate deals (every seat in turn):
 
 Go/no-go (issue 71): 0.54 or more pairwise.
 
-RESULTS: benchmarks/results/tables.md, "paranoid".
+RESULTS.md: "2026-12-07, 05:05-05:15 UTC"
+Verdict: no-go, 0.459 [0.439, 0.478] pairwise (1,000 games): max-n stays.
 """
 
 from __future__ import annotations

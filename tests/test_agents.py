@@ -19,6 +19,7 @@ from engine.deal import random_deal
 from engine.determinize import SCRATCH_LEN, sample_world
 from engine.rules import PASS_ACTION, action_id, cell_of
 from engine.view import PlayerView
+from env import render
 
 MODES = [(2, False), (3, False), (4, False), (4, True)]
 MODE_IDS = ["2p", "3p", "4p", "team"]
@@ -347,11 +348,35 @@ def test_a_timed_move_keeps_its_budget_and_more_time_buys_more_simulations(spec)
     assert long_simulations > 2 * short_simulations > 0, (spec, short_simulations, long_simulations)
 
 
-def test_search_ignores_show_actions_in_the_team_variant():
+def test_a_team_search_shows_its_partner_a_tile_then_places_what_it_found():
+    """In the team variant a search finds its placement, shows a tile it will still hold
+    after it (the highest), then places; the partner sees the tile; next turn it keeps the
+    show while it holds the value. At 2 players nothing is shown."""
     state = GameState.new(4, seed=4, team=True)
-    assert state.show_actions()
-    action = make("ismcts:iterations=50", seed=0).act(None, PlayerView(state, 0))
-    assert action < rules.PASS_ACTION and state.is_legal(action)
+    agent = make("ismcts:iterations=50", seed=0)
+    agent.reset(0, 4, True)
+    found = make("ismcts:iterations=50", seed=0).act_with_visits(PlayerView(state, 0))[0]
+    show = agent.act(None, PlayerView(state, 0))
+    assert show in state.show_actions()
+    value = show - rules.SHOW_BASE + 1
+    left = state.hands[0].copy()
+    left[rules.decode_action(found)[1] - 1] -= 1
+    assert left[value - 1] > 0 and value == max(v + 1 for v in range(10) if left[v] > 0)
+    state.step(show)
+    placed = agent.act(None, PlayerView(state, 0))
+    assert placed == found and state.is_legal(placed)
+    state.step(placed)
+    assert PlayerView(state, 2).partner_shown == value and PlayerView(state, 1).partner_shown == 0
+    assert f"shows: {value}" in render.board_text(PlayerView(state, 2))  # a human partner sees it
+    while state.current_player != 0:
+        state.step(state.legal_actions()[0])
+    view = PlayerView(state, 0)
+    assert state.hands[0][value - 1] > 0
+    keep = [a for a in state.legal_actions() if a < rules.PASS_ACTION and rules.decode_action(a)[1] != value]
+    assert keep and agent.show_before(view, keep[0]) is None  # it still holds the value: the show stays
+    two = GameState.new(2, seed=4)
+    action = make("ismcts:iterations=50", seed=0).act(None, PlayerView(two, 0))
+    assert action < rules.PASS_ACTION and two.is_legal(action)
 
 
 # --------------------------------------------------------------------------- strength (slow)

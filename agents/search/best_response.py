@@ -128,6 +128,7 @@ class BestResponseAgent(MCTSAgent):
             self._weights_before = np.empty(size, dtype=np.float64)  # the belief update's scratch
 
     def reset(self, seat: int, num_players: int, team: bool = False) -> None:
+        super().reset(seat, num_players, team)
         self._seat = seat
         self._use_model(seat, num_players, team)
         self._started = self._informed = self._acted = False
