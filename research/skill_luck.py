@@ -29,7 +29,7 @@ and 32x: skill a better agent could still collect (a lower bound: 32x is not opt
     python research/skill_luck.py summary            # the table, from results/skill_luck and results/ladder
 
 RESULTS.md: "2026-12-07, 04:45-05:10 UTC"
-Verdict: relative skill 72% (2 players), 88% (4 players), 61% (teams); 13%, 8% and 9% of
+Verdict: relative skill 72% (2 players), 88% (4 players), 60% (teams); 13%, 8% and 8% of
 the spread lie between the shipped agent and its 32x search.
 """
 
