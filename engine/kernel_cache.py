@@ -263,7 +263,8 @@ def _run(job) -> bool:
     return True
 
 
-def compile_in_parallel(jobs, what: str, *, processes: int | None = None, timeout: float = 900.0) -> None:
+def compile_in_parallel(jobs, what: str, *, processes: int | None = None, timeout: float = 900.0,
+                        announce: bool = True) -> None:
     """Run compile `jobs` side by side, each in a fresh process (spawned; at most
     `processes` at a time, default one per core), and return when all are done.
 
@@ -273,14 +274,16 @@ def compile_in_parallel(jobs, what: str, *, processes: int | None = None, timeou
     them one after another on one core. Call it only when something is not cached (see
     `is_cached`): a worker costs a second or two to start. A job that fails or is still
     running after `timeout` seconds costs time, never correctness: whoever needs its
-    kernels next compiles them. Prints one notice line naming `what`."""
+    kernels next compiles them. Prints one notice line naming `what` (not with `announce`
+    false: a caller that runs it in the background says so itself, on its own line)."""
     jobs = list(jobs)
     workers = min(len(jobs), processes or os.cpu_count() or 1)
     if workers <= 1 or multiprocessing.current_process().daemon:  # a daemon may not start processes
         for job in jobs:
             _run(job)
         return
-    say(f"{NOTICE} for {what} in {workers} processes (not in numba's cache yet; cached for later runs) ...")
+    if announce:
+        say(f"{NOTICE} for {what} in {workers} processes (not in numba's cache yet; cached for later runs) ...")
     os.environ[QUIET] = "1"  # the workers inherit it as they start: they print no notice (this one did)
     try:
         pool = multiprocessing.get_context("spawn").Pool(workers, initializer=_start_worker)

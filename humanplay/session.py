@@ -343,10 +343,17 @@ class Session:
 
         def compile_parts():
             if jobs := agents.compile_jobs([self.hint_spec, *(l for l in self.labels if l != HUMAN)]):
-                kernel_cache.compile_in_parallel(jobs, "the hint's and opponents' search parts")
+                # silent: a line printed from this thread would land on the person's prompt;
+                # the terminal says it before a hint waits for it (`compiling`)
+                kernel_cache.compile_in_parallel(jobs, "the hint's and opponents' search parts", announce=False)
 
         self._compiling = threading.Thread(target=compile_parts, name="compile-ahead", daemon=True)
         self._compiling.start()
+
+    @property
+    def compiling(self) -> bool:
+        """Whether `compile_ahead`'s background compile is still running (a hint waits for it)."""
+        return self._compiling is not None and self._compiling.is_alive()
 
     def hint(self, top: int = HINT_MOVES) -> dict:
         """What the hint agent would play now, and why: its choice and its top moves, each

@@ -16,6 +16,10 @@ from env import render
 
 from .session import Move, Session, save_record
 
+# what the first hint waits on an empty numba cache (benchmarks/cold_start.py, the terminal's
+# first hint: 24-26 s on 2 quiet cores of machine A, 2026-12-06)
+HINT_COLD_SECONDS = 25
+
 HELP = """\
 moves:  ROW COL VALUE (e.g. "3 4 7"), an action id (e.g. 253), "pass" when you cannot place,
         "show V" (team variant: show a tile value to your partner)
@@ -215,6 +219,9 @@ def _command(text: str, session: Session, save_path, write) -> bool:
     elif text == "moves":
         write(legal_text(session))
     elif text == "hint":
+        if session.compiling:
+            write(f"the hint's search is compiling (first use only; cached for later runs): about "
+                  f"{HINT_COLD_SECONDS} s on 2 cores, more on a busy machine ...")
         write(hint_text(session.hint()))
     elif text == "review":
         write("a review is for a finished game: it comes at the end")

@@ -343,3 +343,31 @@ def test_play_load_review_of_a_saved_game(tmp_path, capsys):
     assert "is for a finished game" in capsys.readouterr().err
     assert play.main(["--review"]) == 2
     assert "--review needs --load" in capsys.readouterr().err
+
+
+def test_a_hint_that_waits_for_the_background_compile_says_so_first(tmp_path, monkeypatch):
+    """On a cold cache the hint's search compiles in the background while the person reads
+    the board; that thread prints nothing (a line from it landed on the `your move>`
+    prompt), and a hint asked while it runs first says how long it waits, on its own line."""
+    import threading
+
+    from engine import kernel_cache
+
+    done = threading.Event()
+    said = []
+    monkeypatch.setattr(kernel_cache, "say", said.append)
+
+    def slow_compile(jobs, what, **kw):
+        if kw.get("announce", True):
+            kernel_cache.say(f"compiling {what}")
+        done.wait(0.5)
+
+    monkeypatch.setattr(kernel_cache, "compile_in_parallel", slow_compile)
+    monkeypatch.setattr(agents, "compile_jobs", lambda sources: ["a job"])
+    session = Session.new(["greedy"], seed=2, hint_spec="greedy")
+    script = Script(["hint", "quit"])
+    terminal.run(session, tmp_path / "h.jsonl", script.read, script.write)
+    lines = script.text.splitlines()
+    wait = next(i for i, line in enumerate(lines) if line.startswith("the hint's search is compiling"))
+    assert f"about {terminal.HINT_COLD_SECONDS} s" in lines[wait] and lines[wait + 1].startswith("hint (greedy)")
+    assert said == []  # the background compile said nothing over the prompt
