@@ -341,19 +341,32 @@ class Session:
         parts in the background (side by side, a process per core: `agents.compile_jobs`),
         while the person reads the board; the first hint waits for it. Nothing when cached."""
 
+        checked, found = threading.Event(), threading.Event()
+
         def compile_parts():
-            if jobs := agents.compile_jobs([self.hint_spec, *(l for l in self.labels if l != HUMAN)]):
-                # silent: a line printed from this thread would land on the person's prompt;
+            try:
+                jobs = agents.compile_jobs([self.hint_spec, *(l for l in self.labels if l != HUMAN)])
+                if jobs:
+                    found.set()
+            finally:
+                checked.set()
+            if jobs:  # silent: a line printed from this thread would land on the person's prompt;
                 # the terminal says it before a hint waits for it (`compiling`)
                 kernel_cache.compile_in_parallel(jobs, "the hint's and opponents' search parts", announce=False)
 
+        self._compile_state = checked, found
         self._compiling = threading.Thread(target=compile_parts, name="compile-ahead", daemon=True)
         self._compiling.start()
 
     @property
     def compiling(self) -> bool:
-        """Whether `compile_ahead`'s background compile is still running (a hint waits for it)."""
-        return self._compiling is not None and self._compiling.is_alive()
+        """Whether `compile_ahead`'s background compile is still compiling (a hint waits for
+        it); waits for its quick check of the cache first (nothing compiles when it is warm)."""
+        if self._compiling is None or not self._compiling.is_alive():
+            return False
+        checked, found = self._compile_state
+        checked.wait(60)
+        return found.is_set() and self._compiling.is_alive()
 
     def hint(self, top: int = HINT_MOVES) -> dict:
         """What the hint agent would play now, and why: its choice and its top moves, each
