@@ -23,7 +23,8 @@ RESULTS.md: "2026-12-07, 01:35-03:07 UTC"
 Verdict: 2 players, the shipped search: 32x scores 0.609 [0.567, 0.649] against 1x (+77 Elo
 [+47, +107]); 2x +30, 4x +44, 8x +42 Elo; strength is left (32x >= 0.60), but Elo per
 doubling falls from +30 to +15. 4 players (one seat against three 1x seats): 32x 0.551
-[0.523, 0.581], +35 Elo, +7 a doubling. Teams: 2x 0.554, 4x 0.536, 8x 0.557, 32x 0.583 (309 games). Plain ismcts: not yet measured.
+[0.523, 0.581], +35 Elo, +7 a doubling. Teams: 2x 0.554, 4x 0.536, 8x 0.557, 32x 0.573 (500 games).
+Plain ismcts, 2 players: 0.547 / 0.590 / 0.616 / 0.660 (+33 / +63 / +82 / +115 Elo).
 """
 
 from __future__ import annotations
