@@ -217,8 +217,10 @@ class MCTSAgent(Agent):
         """The show action to play before `action` (a placement this seat found), or None.
         It keeps its current show while it still holds that value after the placement;
         else it shows the highest value it will still hold (high tiles close the 24s)."""
+        if not view.team or action >= rules.PASS_ACTION:
+            return None  # (no show outside the team variant: the legal mask is not built again)
         shows = view.show_actions()
-        if not shows or action >= rules.PASS_ACTION:
+        if not shows:
             return None
         left = view.hand.copy()
         left[rules.decode_action(action)[1] - 1] -= 1  # the hand after the placement (index v - 1)

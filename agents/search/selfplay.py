@@ -80,10 +80,14 @@ class _PerPlayerCount(Agent):
         self.reset(0, num_players, team)
         return self._current.policy_model(num_players, team)
 
-    def act(self, observation, view) -> int:
+    def _game_agent(self) -> Agent:
+        """The agent of the game under way (ValueError before `reset` starts one)."""
         if self._current is None:
             raise ValueError(f"{self.name}: reset(seat, num_players, team) must start the game first")
-        return self._current.act(observation, view)
+        return self._current
+
+    def act(self, observation, view) -> int:
+        return self._game_agent().act(observation, view)
 
 
 @register("selfplay")
@@ -104,9 +108,7 @@ class SelfPlayAgent(_PerPlayerCount):
 
     def position_value(self, view) -> float:
         """As `ISMCTSAgent.position_value`, with the network of the current game."""
-        if self._current is None:
-            raise ValueError(f"{self.name}: reset(seat, num_players, team) must start the game first")
-        return self._current.position_value(view)
+        return self._game_agent().position_value(view)
 
 
 @register("selfplay-policy")
