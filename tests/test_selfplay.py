@@ -300,6 +300,20 @@ def test_a_league_opponent_takes_one_team_in_the_team_variant():
         assert guest in ({0, 2}, {1, 3}) and learner == {0, 1, 2, 3} - guest
 
 
+def test_the_teacher_shows_tiles_in_team_games_as_the_agents_do():
+    """Self-play team games hold the shows the searches make in play (`show_before`): the
+    network learns from positions where partners show tiles; no show outside teams."""
+    from env import observation as ob
+
+    def shown(games):
+        vector = games.obs[:, ob.OBS_SIZE - ob.NUM_VECTOR_FEATURES:].astype(np.float32)
+        return vector[:, ob.V_PARTNER_SHOWN:ob.V_PARTNER_SHOWN + 10].sum(axis=1) > 0
+
+    team = teacher.play_chunk(agents.parse_agent("ismcts:iterations=8"), 3, 2, 4, True)
+    assert shown(team).mean() > 0.5  # most positions after the first round see a partner's show
+    assert not shown(teacher.play_chunk(agents.parse_agent("ismcts:iterations=8"), 3, 2, 4, False)).any()
+
+
 @pytest.mark.parametrize("changes, message", [
     ({"league_fraction": 1.5}, "league_fraction must be in"),
     ({"league_fraction": 0.5}, "needs league opponents"),

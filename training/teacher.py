@@ -115,6 +115,11 @@ def play_chunk(teacher, seed: int, games: int, num_players: int, team: bool, exp
             state_features.append(evaluator.mover_features(*state.arrays))
             game_of.append(g)
             mover_of.append(seat)
+            # team variant: the tile shown before placing, as the agent shows it in a game
+            # (`MCTSAgent.show_before`); the position above is the one searched, before the show
+            show = searcher.show_before(views[seat], action) if team else None
+            if show is not None:
+                state.step(show)
             state.step(action)
         finals.append(state.arrays[1].copy())
     return TeacherGames(np.array(obs), np.array(mask), np.array(policy), np.array(exposures),

@@ -110,6 +110,10 @@ class SelfPlayAgent(_PerPlayerCount):
         """As `ISMCTSAgent.position_value`, with the network of the current game."""
         return self._game_agent().position_value(view)
 
+    def show_before(self, view, action: int) -> int | None:
+        """As `ISMCTSAgent.show_before`, for the current game (the self-play teacher shows)."""
+        return self._game_agent().show_before(view, action)
+
 
 @register("selfplay-policy")
 class SelfPlayPolicyAgent(_PerPlayerCount):
