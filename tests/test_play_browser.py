@@ -293,6 +293,29 @@ def test_a_team_server_shows_its_variant_and_the_table_stays_put(team_server, pa
     assert page.locator("#bag").inner_text() == "bag: 1 tile"
 
 
+def test_the_ai_partners_show_is_on_the_page(browser, tmp_path):
+    """With search agents at the table, the person's partner (seat 2) shows a tile before
+    its first placement: the page says which value, and the opponents' shows stay hidden
+    in the replies beside the board."""
+    from humanplay.web import ServerThread, Settings
+
+    settings = Settings(opponents=["ismcts:iterations=20"], players=4, team=True, seed=SEED, hint="greedy",
+                        save_dir=tmp_path, workers=1)
+    with ServerThread(settings) as srv, _new_page(browser) as page:
+        page.goto(srv.url)
+        page.wait_for_selector("#cells .cell")
+        _wait_for_answer(page)
+        _play_one(page)
+        page.wait_for_function("() => !busy && game.turn > 0 && game.your_turn")
+        shown = page.evaluate("game.partner_shows")
+        assert 1 <= shown <= 10
+        assert page.locator("#bag").inner_text().endswith(f"your partner shows you a {shown}")
+        replies = page.evaluate("game.replies")
+        assert [r["move"] for r in replies if r["action"] is None and r["seat"] in (1, 3)] == \
+            ["shows a tile to its partner"] * 2
+        assert f"show {shown}" in [r["move"] for r in replies if r["seat"] == 2]
+
+
 # --- a cold start ---------------------------------------------------------------------------------
 ROOT = Path(__file__).resolve().parents[1]
 COLD_START_LIMIT = 1800  # seconds for the warm-up on an empty cache (minutes on busy cores)

@@ -371,3 +371,21 @@ def test_a_hint_that_waits_for_the_background_compile_says_so_first(tmp_path, mo
     wait = next(i for i, line in enumerate(lines) if line.startswith("the hint's search is compiling"))
     assert f"about {terminal.HINT_COLD_SECONDS} s" in lines[wait] and lines[wait + 1].startswith("hint (greedy)")
     assert said == []  # the background compile said nothing over the prompt
+
+
+def test_a_search_partners_show_reaches_the_persons_screen_and_page():
+    """The AI partner (seat 2, a search) shows a tile; the person (seat 0) sees its value on
+    the terminal board, in the move list and in the web page's state; an opponent does not."""
+    from humanplay.web import view_state
+    session = Session.new(["ismcts:iterations=20"], 4, True, seat=0, seed=3, hint_spec=HINT)
+    placement = next(a for a in session.legal_actions() if a < rules.PASS_ACTION)
+    moves = session.play(placement)
+    shows = [m for m in moves if m.action >= rules.SHOW_BASE]
+    assert [m.seat for m in shows] == [1, 2, 3]  # every search seat shows before its first placement
+    value = shows[1].action - rules.SHOW_BASE + 1
+    view = session.view
+    assert view.partner_shown == value
+    assert f"shows: {value}" in terminal.board_text(view, session).splitlines()[-1]
+    assert shows[1].public(0, True)["move"] == f"show {value}"
+    assert shows[0].public(0, True)["move"] == "shows a tile to its partner"  # an opponent's stays hidden
+    assert view_state(view, session, [], [], "g")["partner_shows"] == value
