@@ -185,3 +185,34 @@ def test_research_has_its_index():
     index = (RESEARCH / "README.md").read_text()
     missing = [p.name for p in research_scripts() if f"`{p.name}`" not in index]
     assert missing == [], f"research/README.md does not list {missing}"
+
+
+# --- docs/status.md: the figures and the settings, one screen a section ---------------------------
+STATUS_SECTION_LINES = 40
+STATUS_SECTION_CHARS = 5500  # about one screen, the wide table rows wrapped
+
+
+def status_sections(text: str) -> dict[str, str]:
+    """docs/status.md's `## ` sections, {heading: body}."""
+    sections, heading = {}, None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            heading = line[3:]
+            sections[heading] = ""
+        elif heading is not None:
+            sections[heading] += line + "\n"
+    return sections
+
+
+def test_status_is_one_screen_a_section():
+    sections = status_sections((ROOT / "docs" / "status.md").read_text())
+    assert len(sections) >= 8
+    long = {h: (b.count("\n"), len(b)) for h, b in sections.items()
+            if b.count("\n") > STATUS_SECTION_LINES or len(b) > STATUS_SECTION_CHARS}
+    assert long == {}, f"sections longer than a screen (lines, characters): {long}; details go to benchmarks/results/"
+
+
+def test_the_section_check_sees_a_long_section():
+    text = "## short\nfigure\n## long\n" + "row\n" * (STATUS_SECTION_LINES + 1)
+    sections = status_sections(text)
+    assert sections["short"] == "figure\n" and sections["long"].count("\n") > STATUS_SECTION_LINES
