@@ -64,6 +64,27 @@ def _cell_best(grid, p, values):
     return best
 
 
+@kernel
+def scoring_cells(grid, info, counts):
+    """counts[v] for v = 1..10: the open cells where value v fits and would score now
+    (`counts` int64, length 11; what a team search weighs before showing a value,
+    `agents.search.mcts.MCTSAgent.show_before`)."""
+    counts[:] = 0
+    cells = open_cells(info)
+    while cells:
+        p = lowest_bit_index(cells)
+        cells = without_lowest_bit(cells)
+        fits = values_that_fit(grid, p, _ALL_VALUES)
+        if fits == 0:
+            continue
+        r0, r1, r2, r3, run_set, fits = scoring_setup(grid, p, fits)  # the others score 0
+        while fits:
+            v = lowest_bit_index(fits)
+            fits = without_lowest_bit(fits)
+            if placement_points(grid, p, v, r0, r1, r2, r3, run_set) > 0:
+                counts[v] += 1
+
+
 # --- the greedy placement, as a rollout policy ------------------------------------------------
 
 # Safe values: after v goes on p, an open cell e just past an end of one of p's lines

@@ -4,6 +4,7 @@ hand-built positions, the world sampler's information discipline, and seeding.""
 import itertools
 import re
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -350,8 +351,11 @@ def test_a_timed_move_keeps_its_budget_and_more_time_buys_more_simulations(spec)
 
 def test_a_team_search_shows_its_partner_a_tile_then_places_what_it_found():
     """In the team variant a search finds its placement, shows a tile it will still hold
-    after it (the highest), then places; the partner sees the tile; next turn it keeps the
-    show while it holds the value. At 2 players nothing is shown."""
+    after it (the value scoring on the most open cells after it, ties to the higher), then
+    places; the partner sees the tile; next turn it keeps the show while it holds the
+    value. At 2 players nothing is shown."""
+    from agents.policy_kernels import scoring_cells
+
     state = GameState.new(4, seed=4, team=True)
     agent = make("ismcts:iterations=50", seed=0)
     agent.reset(0, 4, True)
@@ -361,7 +365,12 @@ def test_a_team_search_shows_its_partner_a_tile_then_places_what_it_found():
     value = show - rules.SHOW_BASE + 1
     left = state.hands[0].copy()
     left[rules.decode_action(found)[1] - 1] -= 1
-    assert left[value - 1] > 0 and value == max(v + 1 for v in range(10) if left[v] > 0)
+    after = state.clone()
+    after.step(found)
+    counts = np.zeros(rules.MAX_VALUE + 1, dtype=np.int64)
+    scoring_cells(*after.arrays, counts)
+    held = [v + 1 for v in range(rules.MAX_VALUE) if left[v] > 0]
+    assert left[value - 1] > 0 and (counts[value], value) == max((counts[v], v) for v in held)
     state.step(show)
     placed = agent.act(None, PlayerView(state, 0))
     assert placed == found and state.is_legal(placed)
@@ -377,6 +386,80 @@ def test_a_team_search_shows_its_partner_a_tile_then_places_what_it_found():
     two = GameState.new(2, seed=4)
     action = make("ismcts:iterations=50", seed=0).act(None, PlayerView(two, 0))
     assert action < rules.PASS_ACTION and two.is_legal(action)
+
+
+def _scoring_cells_by_steps(state) -> Counter:
+    """For the mover's values, the open cells where each scores: every legal placement
+    played on a copy, its minutes read (the engine's own scoring)."""
+    found = Counter()
+    for action in state.legal_actions():
+        if action < rules.PASS_ACTION and state.clone().step(action) > 0:
+            found[rules.decode_action(action)[1]] += 1
+    return found
+
+
+def test_scoring_cells_counts_where_each_value_would_score():
+    from agents.policy_kernels import scoring_cells
+
+    checked = 0
+    for seed in range(12):
+        state = GameState.new(4, seed=seed, team=True)
+        while not state.is_over:
+            counts = np.zeros(rules.MAX_VALUE + 1, dtype=np.int64)
+            scoring_cells(*state.arrays, counts)
+            held = [v + 1 for v in range(rules.MAX_VALUE) if state.hands[state.current_player][v]]
+            by_steps = _scoring_cells_by_steps(state)
+            assert [int(counts[v]) for v in held] == [by_steps[v] for v in held], (seed, state.turn)
+            checked += sum(by_steps.values())
+            state.step(state.legal_actions()[0])
+    assert checked > 500  # many scoring cells seen, not only empty counts
+
+
+def _scoring_cells_by_reference(state, values) -> Counter:
+    """For each value, the open cells where a tile of it would score on `state`'s board:
+    the plain-Python reference engine, set up with that board and a hand holding the
+    value, plays every legal placement of it on a copy and reads the minutes."""
+    from engine.reference import ReferenceGame
+
+    board = {divmod(cell, rules.BOARD_SIZE): int(v) for cell, v in enumerate(np.asarray(state.board).ravel()) if v}
+    found = Counter()
+    for v in values:
+        game = ReferenceGame.from_position(board, [[v], [], [], []], team=True,
+                                           timeout_cells=list(state.timeout_cells))
+        found[v] = sum(game.clone().step(a) > 0 for a in game.legal_actions() if a < rules.PASS_ACTION)
+    return found
+
+
+def test_a_search_shows_the_value_that_scores_on_the_most_cells():
+    """Along whole team games: before each placement the value shown is, of those held
+    after it, the one that would score on the most open cells of the board after it (the
+    reference engine's count), ties to the higher. Several shows differ from simply the
+    highest value held, so the rule is seen at work."""
+    agent = make("ismcts:iterations=2", seed=0)
+    shows = not_highest = 0
+    for seed in range(4):
+        state = GameState.new(4, seed=seed, team=True)
+        while not state.is_over:
+            seat = state.current_player
+            placements = [a for a in state.legal_actions() if a < rules.PASS_ACTION]
+            if placements:
+                action = placements[len(placements) // 2]
+                agent.reset(seat, 4, True)  # no show kept from before
+                show = agent.show_before(PlayerView(state, seat), action)
+                after = state.clone()
+                after.step(action)
+                held = [a - rules.SHOW_BASE + 1 for a in state.show_actions()]
+                held = [v for v in held if after.hands[seat][v - 1] > 0]
+                if held:
+                    counts = _scoring_cells_by_reference(after, held)
+                    expected = max(held, key=lambda v: (counts[v], v))
+                    assert show == rules.show_action(expected), (seed, state.turn, dict(counts))
+                    shows += 1
+                    not_highest += expected != max(held)
+                else:
+                    assert show is None
+            state.step(state.legal_actions()[0])
+    assert shows > 50 and not_highest >= 5, (shows, not_highest)
 
 
 # --------------------------------------------------------------------------- strength (slow)

@@ -28,13 +28,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine import kernel_cache, layout, rules
+from engine import GameState, kernel_cache, layout, rules
 from engine.determinize import SCRATCH_LEN as SAMPLER_SCRATCH_LEN
 from engine.determinize import sample_world
 
 from agents.base import Agent, PolicyModel, register, warm_up_view
 from agents.parameters import positive_int
-from agents.policy_kernels import SCRATCH_LEN, greedy_ranking
+from agents.policy_kernels import SCRATCH_LEN, greedy_ranking, scoring_cells
 from agents.settings import GUIDED, NAMES, SHARED, SearchSettings
 
 from . import core as sk
@@ -216,7 +216,9 @@ class MCTSAgent(Agent):
     def show_before(self, view, action: int) -> int | None:
         """The show action to play before `action` (a placement this seat found), or None.
         It keeps its current show while it still holds that value after the placement;
-        else it shows the highest value it will still hold (high tiles close the 24s)."""
+        else it shows the value it will still hold that would score on the most open
+        cells of the board after the placement (`policy_kernels.scoring_cells`: where the
+        partner can leave or make room for it), ties to the higher (high tiles close the 24s)."""
         if not view.team or action >= rules.PASS_ACTION:
             return None  # (no show outside the team variant: the legal mask is not built again)
         shows = view.show_actions()
@@ -229,7 +231,12 @@ class MCTSAgent(Agent):
         values = [v for v in (a - rules.SHOW_BASE + 1 for a in shows) if left[v - 1] > 0]
         if not values:
             return None
-        self._shown = max(values)
+        grid, info = view.public_arrays()
+        after = GameState(grid.copy(), info.copy())
+        after.step(action)  # the public board after the placement (only the board is read)
+        counts = np.zeros(rules.MAX_VALUE + 1, dtype=np.int64)
+        scoring_cells(*after.arrays, counts)
+        self._shown = max(values, key=lambda v: (counts[v], v))
         return rules.show_action(self._shown)
 
     def warm_up(self) -> None:
