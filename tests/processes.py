@@ -44,3 +44,12 @@ def exit_or_kill(pids: list[int], seconds: float) -> bool:
             return False
         time.sleep(0.1)
     return True
+
+
+class TorchThreads:
+    """An executor's job: the number of torch threads where it runs."""
+
+    def run(self, limits, on_move):
+        import torch
+
+        return torch.get_num_threads()

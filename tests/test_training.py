@@ -383,6 +383,26 @@ def test_teacher_games_do_not_depend_on_worker_count():
     assert not (one.policy > 0)[~one.mask].any(), "targets only on legal actions"
 
 
+def test_a_worker_plays_on_one_torch_thread_under_a_main_that_imported_torch(tmp_path):
+    """train.py imports torch before the executor starts a worker, so a spawned worker has
+    torch (re-imported with the main module) before it limits the threads: it sets them."""
+    main = tmp_path / "main.py"
+    main.write_text(f"""
+import sys
+import torch
+sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / "tests")!r}]
+from evaluation.executor import ProcessExecutor
+from processes import TorchThreads
+if __name__ == "__main__":
+    torch.set_num_threads(2)
+    with ProcessExecutor(1) as pool:
+        print(list(pool.map_jobs([TorchThreads()])))
+""")
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    assert subprocess.run([sys.executable, str(main)], env=env, capture_output=True, text=True,
+                          check=True).stdout.split() == ["[1]"]
+
+
 def test_teacher_workers_exit_when_the_trainer_is_killed():
     """Killing a trainer outright (SIGKILL) leaves no game worker playing on alone."""
     import signal
