@@ -244,12 +244,16 @@ def teacher_games(teacher, games: int, seed: int, num_players: int = 2, team: bo
 
 def _play(jobs: list[ChunkJob], workers: int, executor: str, address: str | None) \
         -> Iterator[tuple[int, TeacherGames]]:
-    """``(index, games)`` of each chunk as it finishes. Workers ignore Ctrl-C (the trainer's
-    to handle) and are stopped when this generator is (a second Ctrl-C: train.py)."""
-    if not jobs:
-        return
+    """``(index, games)`` of each chunk as it finishes: in this machine's executor, or on Ray
+    in `workers` actors (0 = one per CPU of the cluster at `address`, None = a local Ray
+    instance) with the networks the chunks read published to the nodes. Workers ignore
+    Ctrl-C (the trainer's to handle) and stop with this generator (a second Ctrl-C)."""
     if executor == "ray":
-        yield from _play_on_ray(jobs, workers, address)
+        from evaluation.ray_executor import map_on_ray
+
+        files = sorted({path for job in jobs for path in job.networks()})
+        warm = functools.partial(_warm_teachers, list(dict.fromkeys(job.teacher for job in jobs)))
+        yield from (played for _, played in map_on_ray(ChunkPlayer, jobs, workers, address, files, warm))
         return
     with make_local_executor(min(workers or os.cpu_count() or 1, len(jobs))) as pool:
         yield from pool.map_jobs(jobs)
@@ -270,14 +274,3 @@ def _warm_teachers(teachers: list, copies: dict[str, str]) -> None:
     from evaluation.ray_executor import warm_node
 
     warm_node((), [with_local_network(teacher, copies) for teacher in teachers])
-
-
-def _play_on_ray(jobs: list[ChunkJob], workers: int, address: str | None) -> Iterator[tuple[int, TeacherGames]]:
-    """The chunks on Ray, in `workers` actors (0 = one per CPU of the cluster at `address`,
-    None = a local Ray instance), with the networks they read published to the nodes."""
-    from evaluation.ray_executor import map_on_ray
-
-    files = sorted({path for job in jobs for path in job.networks()})
-    warm = functools.partial(_warm_teachers, list(dict.fromkeys(job.teacher for job in jobs)))
-    for _, played in map_on_ray(ChunkPlayer, jobs, workers, address, files, warm):
-        yield played
