@@ -1,13 +1,15 @@
-"""Executors: run independent game jobs and hand back plain result records.
+"""Executors: run independent jobs (`Job`) and hand back their results.
 
-The tournament only talks to `Executor.map_jobs(jobs)`, which yields one record (a
-JSON-friendly dict) per finished job, in any order. `SerialExecutor` plays in this
-process; `ProcessExecutor` keeps a pool of long-lived worker processes, each of which
-imports the plugins, warms the numba kernels once and builds each agent once per
-(agent, seat), reseeding it for every game. Jobs carry typed agents (`agents.AgentRecipe`:
-a spec parsed once, at the command line's or config's edge; `agents.search.mcts.GuidedSearch`):
-a worker builds them and never reads a spec string. A cluster backend only has to
-implement `map_jobs` the same way.
+Callers only talk to `Executor.map_jobs(jobs)`, which yields one result per finished job,
+in any order: a tournament's `GameJob` gives its game's record (a JSON-friendly dict),
+self-play's `training.teacher.ChunkJob` a chunk of teacher games. `SerialExecutor` runs
+them in this process; `ProcessExecutor` keeps a pool of long-lived worker processes, each
+of which imports the plugins, warms the numba kernels once and builds each game's agents
+once per (agent, seat), reseeding them for every game. A worker that dies is replaced:
+its game is forfeited (below), any other job runs again (at most `JOB_RETRIES` times).
+Jobs carry typed agents (`agents.AgentRecipe`: a spec parsed once, at the command line's
+or config's edge; `agents.search.mcts.GuidedSearch`): a worker builds them and never
+reads a spec string. A cluster backend only has to implement `map_jobs` the same way.
 
 Time limits (`agents.play.TimeLimits`): the game loop forfeits a seat whose move comes
 back over its budget. A move that never comes back (a numba kernel cannot be
@@ -29,6 +31,7 @@ does not depend on which worker plays it (agents must play the same given the sa
 
 from __future__ import annotations
 
+import collections
 import functools
 import importlib
 import importlib.util
@@ -43,7 +46,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from multiprocessing.connection import wait
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
 
 from agents.play import GameRecord, TimeLimits
 
@@ -54,6 +57,14 @@ KILL_GRACE_FRACTION = 0.1  # plus this fraction of the budget (the pipe and sche
 # minutes on a busy machine, and must not be mistaken for a stuck agent.
 SETUP_TIME_LIMIT = 3600.0
 PARENT_CHECK_SECONDS = 0.5  # how often a worker checks that its parent is still alive
+JOB_RETRIES = 2  # how often a job other than a game runs again after its worker died
+
+
+class Job(Protocol):
+    """What an executor runs: picklable, as is its result (never None). `limits` and
+    `on_move` are the game loop's (`agents.play.play_game`); other jobs ignore them."""
+
+    def run(self, limits: TimeLimits | None, on_move: Callable | None) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -66,13 +77,16 @@ class GameJob:
     seeds: tuple[int, ...]  # agent seed per seat
     team: bool = False
 
+    def run(self, limits: TimeLimits | None = None, on_move: Callable | None = None) -> dict:
+        return run_job(self, limits, on_move)
+
 
 class Executor(ABC):
-    """Runs game jobs. Use as a context manager so workers are cleaned up."""
+    """Runs jobs. Use as a context manager so workers are cleaned up."""
 
     @abstractmethod
-    def map_jobs(self, jobs: Iterable[GameJob]) -> Iterator[dict]:
-        """Yield one result record per job as each finishes (any order)."""
+    def map_jobs(self, jobs: Iterable[Job]) -> Iterator:
+        """Yield each job's result as it finishes (any order)."""
 
     def close(self) -> None:
         """Stop any workers (also on Ctrl-C)."""
@@ -94,7 +108,7 @@ class SerialExecutor(Executor):
 
     def map_jobs(self, jobs):
         for job in jobs:
-            yield run_job(job, self.limits)
+            yield job.run(self.limits, None)
 
 
 def kill_deadline(start: float, budget: float) -> float:
@@ -117,15 +131,20 @@ class ProcessExecutor(Executor):
         self._workers: list[_Worker | None] = [_Worker(self._ctx, self._imports) for _ in range(workers)]
 
     def map_jobs(self, jobs):
-        jobs = iter(jobs)
-        pending = next(jobs, None)  # looked ahead: a killed worker is replaced only while jobs remain
+        fresh = ((job, 0) for job in jobs)  # (job, how often its worker died)
+        again: collections.deque[tuple[Job, int]] = collections.deque()  # lost by a worker: run first
+
+        def take() -> tuple[Job, int] | None:
+            return again.popleft() if again else next(fresh, None)
+
+        pending = take()  # looked ahead: a killed worker is replaced only while jobs remain
         while True:
             for n, worker in enumerate(self._workers):
                 if worker is None and pending is not None:
                     worker = self._workers[n] = _Worker(self._ctx, self._imports)
                 if pending is not None and worker is not None and worker.ready and worker.job is None \
                         and worker.start(pending, self.limits):
-                    pending = next(jobs, None)
+                    pending = take()
             live = [w for w in self._workers if w is not None]
             if pending is None and all(w.job is None for w in live):
                 return
@@ -133,18 +152,22 @@ class ProcessExecutor(Executor):
             for n, worker in enumerate(self._workers):
                 if worker is None:
                     continue
-                record, alive = worker.collect()
+                result, alive = worker.collect()
                 if not alive:
                     if worker.job is None and not worker.ready:
                         worker.kill()
-                        raise RuntimeError(f"a tournament worker did not start: {worker.failure()}")
-                    if worker.job is not None:
-                        record = worker.stop_record()
+                        raise RuntimeError(f"a worker process did not start: {worker.failure()}")
+                    if isinstance(worker.job, GameJob):
+                        result = worker.stop_record()
+                    elif worker.job is not None:
+                        again.append(worker.job_again())
                     worker.kill()
                     self._workers[n] = None
                     self.stopped += 1
-                if record is not None:
-                    yield record
+                if result is not None:
+                    yield result
+            if pending is None:
+                pending = take()
 
     @staticmethod
     def _wait(workers: list["_Worker"]) -> None:
@@ -161,8 +184,9 @@ class ProcessExecutor(Executor):
 
 
 class _Worker:
-    """The parent's handle on one worker process, and what it knows of its game: the job,
-    the moves played so far, the seat to move and when that move must be over."""
+    """The parent's handle on one worker process, and what it knows of its job: how often
+    it was lost before; for a game, the moves played so far, the seat to move and when
+    that move must be over."""
 
     def __init__(self, ctx, imports: list[str]):
         self.conn, child = ctx.Pipe()
@@ -170,7 +194,8 @@ class _Worker:
         self.process.start()
         child.close()
         self.ready = False
-        self.job: GameJob | None = None
+        self.job: Job | None = None
+        self.lost = 0
         self.deadline: float | None = time.monotonic() + SETUP_TIME_LIMIT
         self._failure = ""
         self._clear()
@@ -180,20 +205,29 @@ class _Worker:
         self.moving: tuple[int, float | None, str | None] | None = None  # (seat, budget, reason)
         self.started = 0.0
 
-    def start(self, job: GameJob, limits: TimeLimits | None) -> bool:
-        """Hand the worker a job; False if it is gone (`collect` will notice)."""
+    def start(self, task: tuple[Job, int], limits: TimeLimits | None) -> bool:
+        """Hand the worker a (job, times lost); False if it is gone (`collect` will notice)."""
         try:
-            self.conn.send((job, limits))
+            self.conn.send((task[0], limits))
         except OSError:
             return False
         self._clear()
-        self.job, self.started = job, time.perf_counter()
-        self.deadline = time.monotonic() + SETUP_TIME_LIMIT
+        (self.job, self.lost), self.started = task, time.perf_counter()
+        # a game's set-up has a deadline (then each timed move its own); other jobs take their time
+        self.deadline = time.monotonic() + SETUP_TIME_LIMIT if isinstance(self.job, GameJob) else None
         return True
 
-    def collect(self) -> tuple[dict | None, bool]:
-        """Read what the worker said; (a finished record or None, whether the worker
-        may go on). False: it died, or its deadline passed (the caller replaces it)."""
+    def job_again(self) -> tuple[Job, int]:
+        """The job the dead worker was running, to run again: RuntimeError once it was
+        lost more than `JOB_RETRIES` times (a job that kills its worker would never end)."""
+        if self.lost >= JOB_RETRIES:
+            raise RuntimeError(f"{self.job!r:.200} was lost {self.lost + 1} times: its worker died ({self.failure()})")
+        return self.job, self.lost + 1
+
+    def collect(self) -> tuple[Any, bool]:
+        """Read what the worker said; (a finished job's result or None, whether the worker
+        may go on). False: it died, or its deadline passed (the caller replaces it). A job
+        that raised raises its error here."""
         try:
             while self.conn.poll():
                 kind, *body = self.conn.recv()
@@ -207,9 +241,13 @@ class _Worker:
                     self.moving = (seat, budget, reason)
                     self.deadline = None if budget is None else kill_deadline(time.monotonic(), budget)
                 elif kind == "done":
-                    record = body[0]
                     self.job, self.deadline = None, None
-                    return record, True
+                    return body[0], True
+                elif kind == "raised":
+                    error, trace = body
+                    self.job, self.deadline = None, None
+                    error.add_note(f"in the worker process:\n{trace}")
+                    raise error
         except (EOFError, OSError):  # the worker closed its end: it is dying
             self.process.join(5)
             return None, False
@@ -268,12 +306,15 @@ _AGENTS: dict[tuple[object, int], object] = {}  # (typed agent, seat) -> agent, 
 
 
 def _worker_main(conn, imports: list[str]) -> None:
-    """A worker process: start up, then play each (job, limits) the parent sends, telling
-    it before every move who moves with what budget."""
+    """A worker process: start up, then run each (job, limits) the parent sends (a game
+    tells it before every move who moves with what budget); send back the result, or the
+    job's error."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops the pool
     exit_with_parent()
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ.setdefault(var, "1")  # one game per core: no nested thread pools
+        os.environ.setdefault(var, "1")  # one job per core: no nested thread pools
+    if "torch" in sys.modules:  # imported with the parent's main module (train.py): too late for the variables
+        sys.modules["torch"].set_num_threads(1)
     try:
         load_plugins(imports)
         warm_up()
@@ -293,7 +334,10 @@ def _worker_main(conn, imports: list[str]) -> None:
             conn.send(("move", seat, budget, reason, actions[sent:]))
             sent = len(actions)
 
-        conn.send(("done", run_job(job, limits, on_move)))
+        try:
+            conn.send(("done", job.run(limits, on_move)))
+        except Exception as exc:  # the job's own error (a game never raises: run_job)
+            conn.send(("raised", exc, traceback.format_exc()))
 
 
 def exit_with_parent() -> None:

@@ -13,7 +13,7 @@ Two layers:
   (`worker_runtime_env`): Ray sets ``OMP_NUM_THREADS`` itself, not ``NUMBA_NUM_THREADS``.
 * **`map_on_ray`**: a pool's jobs on a cluster in one call (connecting and disconnecting),
   with files from the driver published once (``ray.put``) and copied to each node's temp
-  directory for the handlers (self-play: `training.ray_selfplay` plays game chunks with it,
+  directory for the handlers (self-play: `training.teacher` plays its chunk jobs with it,
   each generation's network one such file).
 * **`RayExecutor`**, the tournament `Executor`: each actor's handler is the one-worker
   local executor that ``--workers 1`` uses (`evaluation.executor.make_local_executor`), so a

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -44,3 +45,29 @@ def exit_or_kill(pids: list[int], seconds: float) -> bool:
             return False
         time.sleep(0.1)
     return True
+
+
+@dataclass(frozen=True)
+class ExitingJob:
+    """An executor's job (`evaluation.executor.Job`) whose worker process exits (code 3)
+    while the file `marker` exists, removing it first when `once`; else it runs `job`."""
+
+    marker: str
+    job: object = None
+    once: bool = True
+
+    def run(self, limits, on_move):
+        if os.path.exists(self.marker):
+            if self.once:
+                os.unlink(self.marker)
+            os._exit(3)
+        return self.job.run(limits, on_move)
+
+
+class TorchThreads:
+    """An executor's job: the number of torch threads where it runs."""
+
+    def run(self, limits, on_move):
+        import torch
+
+        return torch.get_num_threads()

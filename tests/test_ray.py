@@ -340,7 +340,7 @@ class ChunkPlayerKilledOnce:
     worker after playing (the result never comes back: a worker lost mid-chunk)."""
 
     def __init__(self, trigger: str, copies: dict):
-        from training.ray_selfplay import ChunkPlayer
+        from training.teacher import ChunkPlayer
 
         self.player, self.trigger = ChunkPlayer(copies), trigger
 
@@ -356,12 +356,12 @@ class ChunkPlayerKilledOnce:
 def test_a_selfplay_worker_lost_mid_chunk_loses_no_chunk(cluster, ray_module, tmp_path, monkeypatch):
     import functools
 
-    from training import ray_selfplay, teacher
+    from training import teacher
 
     ray_module.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import this test
     trigger = tmp_path / "kill-once"
     trigger.touch()
-    monkeypatch.setattr(ray_selfplay, "ChunkPlayer", functools.partial(ChunkPlayerKilledOnce, str(trigger)))
+    monkeypatch.setattr(teacher, "ChunkPlayer", functools.partial(ChunkPlayerKilledOnce, str(trigger)))
     args = (parse_agent("ismcts:iterations=4"), teacher.GAMES_PER_CHUNK + 4, 5, 2)
     on_ray = teacher.teacher_games(*args, workers=2, progress=False, store=tmp_path / "ray", executor="ray")
     assert not trigger.exists()  # a worker was killed, and its chunk played again
@@ -393,7 +393,7 @@ def test_the_ladder_plays_its_matches_on_ray_as_locally(cluster, tmp_path):
 def test_selfplay_executor_settings_are_checked(tmp_path):
     from training import teacher
     from training.config import load_config
-    from training.ray_selfplay import with_local_network
+    from training.teacher import with_local_network
 
     with pytest.raises(ValueError, match="config key 'selfplay.executor' must be 'process' or 'ray'"):
         load_config(tiny_selfplay_config(tmp_path, executor="dask"))

@@ -329,16 +329,14 @@ def test_ray_chunks_read_every_network_from_the_nodes_copy():
     no spec strings); a Ray actor plays the chunk with its node's copies."""
     from agents.search.mcts import GuidedSearch
     from agents.settings import SearchSettings
-    from training.ray_selfplay import ChunkPlayer, chunk_searches
 
     nine, three = SearchSettings(iterations=9), SearchSettings(iterations=3)
-    arguments = (GuidedSearch("/run/g1.pt", nine), 7, 16, 2, False, "worst",
-                 (GuidedSearch("/run/g0.pt"), "ismcts:iterations=3"), 0.5)
-    assert [s.net for s in chunk_searches(arguments)] == ["/run/g1.pt", "/run/g0.pt"]
-    player = ChunkPlayer({"/run/g1.pt": "/node/a.pt", "/run/g0.pt": "/node/b.pt"})
-    assert player((0, lambda *a: a, arguments)) == (
-        GuidedSearch("/node/a.pt", nine), 7, 16, 2, False, "worst",
-        (GuidedSearch("/node/b.pt"), "ismcts:iterations=3"), 0.5)
+    job = teacher.ChunkJob(4, GuidedSearch("/run/g1.pt", nine), 7, 16, 2, False, "worst",
+                           (GuidedSearch("/run/g0.pt"), agents.parse_agent("ismcts:iterations=3")), 0.5)
+    assert job.networks() == ["/run/g1.pt", "/run/g0.pt"]
+    assert job.on_node({"/run/g1.pt": "/node/a.pt", "/run/g0.pt": "/node/b.pt"}) == teacher.ChunkJob(
+        4, GuidedSearch("/node/a.pt", nine), 7, 16, 2, False, "worst",
+        (GuidedSearch("/node/b.pt"), agents.parse_agent("ismcts:iterations=3")), 0.5)
     assert three.spec() == "iterations=3"
 
 

@@ -20,7 +20,7 @@ from agents.networks import NetConfig, PolicyValueNet, load_net, read_checkpoint
 from agents.play import play_game
 from engine import kernel_cache, random_deal, rules
 from env.observation import OBS_SIZE
-from processes import children, command_line, exit_or_kill
+from processes import ExitingJob, children, command_line, exit_or_kill
 from training.config import config_from_dict, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -381,6 +381,63 @@ def test_teacher_games_do_not_depend_on_worker_count():
     assert len(one.final_info) == games and one.game.max() == games - 1
     assert np.allclose(one.policy.sum(axis=1), 1.0)
     assert not (one.policy > 0)[~one.mask].any(), "targets only on legal actions"
+
+
+def test_a_chunk_whose_worker_dies_is_played_again_whole(tmp_path):
+    """The executor replaces a worker that dies mid-chunk and plays its chunk again on the
+    new one: every chunk comes back complete, as played in this process."""
+    from evaluation.executor import ProcessExecutor
+    from training.teacher import ChunkJob
+
+    chunks = [ChunkJob(i, agents.parse_agent("ismcts:iterations=4"), 7 + i, 2, 2, False, "worst", (), 0.0)
+              for i in range(3)]
+    marker = tmp_path / "die-once"
+    marker.touch()
+    with ProcessExecutor(2) as pool:
+        played = dict(pool.map_jobs([chunks[0], ExitingJob(str(marker), chunks[1]), chunks[2]]))
+        assert pool.stopped == 1 and not marker.exists()
+    assert sorted(played) == [0, 1, 2]
+    for chunk in chunks:
+        _, expected = chunk.run()
+        for field in ("obs", "mask", "policy", "exposure", "state_features", "game", "mover", "final_info"):
+            assert np.array_equal(getattr(played[chunk.index], field), getattr(expected, field)), field
+
+
+def test_a_job_that_kills_every_worker_or_raises_stops_the_run(tmp_path):
+    """A job whose worker always dies is tried 1 + JOB_RETRIES times, then the run stops;
+    a job that raises stops it with its own error, and the pool goes on with the next run."""
+    from evaluation.executor import JOB_RETRIES, ProcessExecutor
+    from training.teacher import ChunkJob
+
+    bad = ChunkJob(0, agents.parse_agent("ismcts:iterations=4"), 1, 1, 2, False, "worst", (), 2.0)
+    marker = tmp_path / "always"
+    marker.touch()
+    with ProcessExecutor(1) as pool:
+        with pytest.raises(ValueError, match="league_fraction must be in"):
+            list(pool.map_jobs([bad]))
+        with pytest.raises(RuntimeError, match=rf"lost {JOB_RETRIES + 1} times: its worker died \(exit code 3\)"):
+            list(pool.map_jobs([ExitingJob(str(marker), once=False)]))
+        assert pool.stopped == JOB_RETRIES  # replaced twice; the third loss stops the run
+
+
+def test_a_worker_plays_on_one_torch_thread_under_a_main_that_imported_torch(tmp_path):
+    """train.py imports torch before the executor starts a worker, so a spawned worker has
+    torch (re-imported with the main module) before it limits the threads: it sets them."""
+    main = tmp_path / "main.py"
+    main.write_text(f"""
+import sys
+import torch
+sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / "tests")!r}]
+from evaluation.executor import ProcessExecutor
+from processes import TorchThreads
+if __name__ == "__main__":
+    torch.set_num_threads(2)
+    with ProcessExecutor(1) as pool:
+        print(list(pool.map_jobs([TorchThreads()])))
+""")
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    assert subprocess.run([sys.executable, str(main)], env=env, capture_output=True, text=True,
+                          check=True).stdout.split() == ["[1]"]
 
 
 def test_teacher_workers_exit_when_the_trainer_is_killed():

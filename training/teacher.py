@@ -1,4 +1,4 @@
-"""Teacher games: positions labelled by a search agent, played in worker processes.
+"""Teacher games: positions labelled by a search agent, played by an executor's workers.
 
 The selfplay trainer's warm start (generation 0) is *expert iteration*'s first step
 (Anthony, Tian & Barber 2017): a strong search (by default the numba ISMCTS with greedy rollouts, which
@@ -9,26 +9,32 @@ added by the trainer). The network then learns to predict in one forward pass wh
 search finds with a thousand simulations.
 
 Games are split into fixed chunks, each with its own seed, and the chunks' results are
-put back in chunk order, so the examples do not depend on the number of workers. Given
-a `store` directory, every finished chunk is saved there (written whole, then renamed)
-and a later call with the same arguments loads it instead of playing it again: a
-killed run resumes without losing finished games. With ``executor="ray"`` the missing
-chunks are played on a Ray cluster (`training.ray_selfplay`) and stored here the same way.
+put back in chunk order, so the examples do not depend on the number of workers. Each
+chunk is a job (`ChunkJob`) of the tournaments' executors: this machine's
+(`evaluation.executor.make_local_executor`) or, with ``executor="ray"``, the Ray job pool
+(`evaluation.ray_executor.map_on_ray`; the networks the searches read are published to
+the nodes, so the run directory need not be shared). A chunk whose worker dies is played
+again whole. Given a `store` directory, every finished chunk is saved there (written
+whole, then renamed) and a later call with the same arguments loads it instead of
+playing it again: a killed run resumes without losing finished games.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
+from agents.search.mcts import GuidedSearch
 from engine import GameState, layout, rules
 from engine.files import atomic_write
 from engine.view import PlayerView
+from evaluation.executor import make_local_executor
 from evaluation.progress import progress_bar
 
 GAMES_PER_CHUNK = 16
@@ -158,8 +164,42 @@ class LeagueSeats:
         return guests
 
 
-def _play_chunk(args):
-    return play_chunk(*args)
+@dataclass(frozen=True)
+class ChunkJob:
+    """One chunk of games as an executor's job: `play_chunk`'s arguments (typed agents: no
+    worker reads a spec), and the chunk's index, which comes back with its games."""
+
+    index: int
+    teacher: object
+    seed: int
+    games: int
+    num_players: int
+    team: bool
+    exposure: str
+    league: tuple
+    league_fraction: float
+
+    def run(self, limits=None, on_move=None) -> tuple[int, TeacherGames]:
+        """``(index, games)``. The searches play without a clock: `limits` and `on_move`
+        (a timed game's, `evaluation.executor.Job`) are not used."""
+        return self.index, play_chunk(self.teacher, self.seed, self.games, self.num_players, self.team,
+                                      self.exposure, self.league, self.league_fraction)
+
+    def networks(self) -> list[str]:
+        """The network files its searches read (the teacher's, the league's)."""
+        return [agent.net for agent in (self.teacher, *self.league) if isinstance(agent, GuidedSearch)]
+
+    def on_node(self, copies: dict[str, str]) -> "ChunkJob":
+        """The job with every search reading its node's copy of its network (`copies`)."""
+        return dataclasses.replace(self, teacher=with_local_network(self.teacher, copies),
+                                   league=tuple(with_local_network(agent, copies) for agent in self.league))
+
+
+def with_local_network(agent, copies: dict[str, str]):
+    """`agent` reading this node's copy of its network, if it is a `GuidedSearch`."""
+    if isinstance(agent, GuidedSearch):
+        return dataclasses.replace(agent, net=copies[agent.net])
+    return agent
 
 
 def teacher_games(teacher, games: int, seed: int, num_players: int = 2, team: bool = False,
@@ -178,66 +218,59 @@ def teacher_games(teacher, games: int, seed: int, num_players: int = 2, team: bo
         raise ValueError(f"executor must be 'process' or 'ray', got {executor!r}")
     for agent in (teacher, *league):
         typed_agent(agent, "a self-play teacher or league opponent")
-    chunks = [(teacher, seed * 1_000_003 + i, min(GAMES_PER_CHUNK, games - start), num_players, team, exposure,
-               tuple(league), league_fraction)
-              for i, start in enumerate(range(0, games, GAMES_PER_CHUNK))]
-    files = [None] * len(chunks)
-    parts: list[TeacherGames | None] = [None] * len(chunks)
+    jobs = [ChunkJob(i, teacher, seed * 1_000_003 + i, min(GAMES_PER_CHUNK, games - start), num_players, team,
+                     exposure, tuple(league), league_fraction)
+            for i, start in enumerate(range(0, games, GAMES_PER_CHUNK))]
+    files = [None] * len(jobs)
+    parts: list[TeacherGames | None] = [None] * len(jobs)
     if store is not None:
         store = Path(store)
         store.mkdir(parents=True, exist_ok=True)
-        files = [store / f"chunk_{i:05d}_seed{chunk[1]}.npz" for i, chunk in enumerate(chunks)]
+        files = [store / f"chunk_{job.index:05d}_seed{job.seed}.npz" for job in jobs]
         for i, path in enumerate(files):
             if path.is_file():
                 parts[i] = TeacherGames.load(path)
-    todo = [i for i, part in enumerate(parts) if part is None]
-    bar = progress_bar(total=games, initial=games - sum(chunks[i][2] for i in todo),
+    todo = [job for job, part in zip(jobs, parts) if part is None]
+    bar = progress_bar(total=games, initial=games - sum(job.games for job in todo),
                        desc=f"games ({teacher})", unit="game", disable=not progress, dynamic_ncols=True)
-
-    def finished(i: int, part: TeacherGames) -> None:
+    for i, part in _play(todo, workers, executor, ray_address):
         parts[i] = part
         if files[i] is not None:
             part.save(files[i])
-        bar.update(chunks[i][2])
-
-    local_workers = min(workers or os.cpu_count() or 1, max(len(todo), 1))
-    if executor == "ray" and todo:
-        from .ray_selfplay import map_chunks_on_ray
-
-        for i, part in map_chunks_on_ray(play_chunk, {i: chunks[i] for i in todo}, workers, ray_address):
-            finished(i, part)
-    elif local_workers == 1:
-        for i in todo:
-            finished(i, play_chunk(*chunks[i]))
-    elif todo:
-        import multiprocessing
-
-        pool = ProcessPoolExecutor(local_workers, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_start_worker)
-        try:
-            for i, part in zip(todo, pool.map(_play_chunk, [chunks[i] for i in todo])):
-                finished(i, part)
-        except BaseException:  # e.g. a second Ctrl-C: no waiting for the chunks not started
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        pool.shutdown()
+        bar.update(jobs[i].games)
     bar.close()
     return TeacherGames.concatenate(parts)
 
 
-def _start_worker() -> None:
-    """A game worker exits with the trainer (a killed trainer leaves no orphan playing on),
-    leaves Ctrl-C to the trainer (which finishes the generation, or stops at once on a
-    second one: train.py), and the workers share the cores: one torch thread each (a pool
-    of torch threads per worker would fight the other workers for the two cores)."""
-    import signal
+def _play(jobs: list[ChunkJob], workers: int, executor: str, address: str | None) \
+        -> Iterator[tuple[int, TeacherGames]]:
+    """``(index, games)`` of each chunk as it finishes: in this machine's executor, or on Ray
+    in `workers` actors (0 = one per CPU of the cluster at `address`, None = a local Ray
+    instance) with the networks the chunks read published to the nodes. Workers ignore
+    Ctrl-C (the trainer's to handle) and stop with this generator (a second Ctrl-C)."""
+    if executor == "ray":
+        from evaluation.ray_executor import map_on_ray
 
-    import torch
+        files = sorted({path for job in jobs for path in job.networks()})
+        warm = functools.partial(_warm_teachers, list(dict.fromkeys(job.teacher for job in jobs)))
+        yield from (played for _, played in map_on_ray(ChunkPlayer, jobs, workers, address, files, warm))
+        return
+    with make_local_executor(min(workers or os.cpu_count() or 1, len(jobs))) as pool:
+        yield from pool.map_jobs(jobs)
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
-    from evaluation.executor import exit_with_parent
+class ChunkPlayer:
+    """A Ray pool actor's handler: plays a chunk job with this node's copies of its networks."""
 
-    exit_with_parent()
+    def __init__(self, copies: dict[str, str]):
+        self.copies = copies
 
-    torch.set_num_threads(1)
+    def __call__(self, job: ChunkJob) -> tuple[int, TeacherGames]:
+        return job.on_node(self.copies).run()
+
+
+def _warm_teachers(teachers: list, copies: dict[str, str]) -> None:
+    """Compile (or load) the engine's kernels and the teachers' on this node."""
+    from evaluation.ray_executor import warm_node
+
+    warm_node((), [with_local_network(teacher, copies) for teacher in teachers])
