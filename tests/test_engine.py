@@ -759,3 +759,32 @@ def test_player_view_guards():
         PlayerView(g, 2)
     with pytest.raises(PermissionError):
         PlayerView(g, 0).full_state(object())
+
+
+# --- select_bit: the PDEP form and the broadword form agree --------------------------------------
+def _selected(select, xs, js):
+    from numba import njit
+
+    @njit
+    def run(xs, js):
+        out = np.empty(len(xs), dtype=np.int64)
+        for k in range(len(xs)):
+            out[k] = select(xs[k], js[k])
+        return out
+
+    return run(xs, js).tolist()
+
+
+def test_select_bit_finds_the_jth_set_bit_both_ways():
+    from engine import kernels
+
+    rng = np.random.default_rng(0)
+    xs = rng.integers(1, 2**62, size=2000, dtype=np.int64)
+    xs[:10] = [1, 2, 3, 1 << 48, (1 << 49) - 1, -1, np.int64(-2**63), 0x0101010101010101, 5, 7 << 40]  # bit 63 too
+    counts = np.array([bin(int(x) & (2**64 - 1)).count("1") for x in xs])
+    js = (rng.random(len(xs)) * counts).astype(np.int64)
+    expected = [[p for p in range(64) if (int(x) >> p) & 1][j] for x, j in zip(xs, js)]
+    assert _selected(kernels.select_bit_broadword, xs, js) == expected
+    if kernels.HAS_FAST_PDEP:  # (elsewhere only the broadword form compiles: PDEP is not an instruction there)
+        assert _selected(kernels.select_bit_deposit, xs, js) == expected
+    assert kernels.select_bit is (kernels.select_bit_deposit if kernels.HAS_FAST_PDEP else kernels.select_bit_broadword)
