@@ -28,7 +28,9 @@ left: what every later run costs. Rows:
 * ``web_move``: ``python play.py --web``, timed until the first AI move is answered, driven
   as the page does: ``GET /api/state`` (asked again while it answers 503 "warming up") starts
   a game against the default opponent (greedy), then ``POST /api/move`` plays the person's
-  first legal move and the time stops when its answer holds the AI's reply.
+  first legal move and the time stops when its answer holds the AI's reply;
+  ``web_move_selfplay``: the same with ``--opponents selfplay:time=0.5``, the opponent a
+  user picks for a real game.
 
 The web rows stop the server with SIGINT (its Ctrl-C) once timed. Their CPU time is the
 server's and its workers' until then, so it holds whatever warm-up the server ran in the
@@ -104,7 +106,8 @@ COMMANDS = {
                  "--out", "{out}/evaluate"],
     "exploit": ["evaluate.py", "exploit", "--target", "greedy", "--games", "20", "--out", "{out}/exploit"],
 }
-WEB_ROWS = ("web_page", "web_move")  # `play.py --web`, timed until its page / its first AI move answers
+# `play.py --web` (with these arguments), timed until its page / its first AI move answers
+WEB_ROWS = {"web_page": [], "web_move": [], "web_move_selfplay": ["--opponents", "selfplay:time=0.5"]}
 COMMAND_ROWS = ("evaluate", "exploit", *WEB_ROWS)
 COMPILE_NOTICE = "compiling numba kernels"  # the start of the notice, in every version of it
 COMPILE_LOG = "COLD_START_COMPILE_LOG"  # the environment variable naming the compile log
@@ -280,7 +283,8 @@ def run_web(root: Path, name: str, cache_dir: str, timeout: float, compile_log: 
     with tempfile.TemporaryDirectory(prefix="cold_start_web_") as saves:
         start = time.perf_counter()
         deadline = start + timeout
-        proc = subprocess.Popen([sys.executable, "play.py", "--web", "--port", str(port), "--save-dir", saves],
+        proc = subprocess.Popen([sys.executable, "play.py", "--web", "--port", str(port), "--save-dir", saves,
+                                 *WEB_ROWS[name]],
                                 cwd=root, env=child_env(root, cache_dir, compile_log), stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True)
         answered, error = None, None
