@@ -126,7 +126,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--games", type=int, default=None, help="games for the numba kernels (default 400,000)")
     parser.add_argument("--reference-games", type=int, default=None, help="games for the reference (default 100)")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--no-c", action="store_true", help="skip the C yardstick")
+    parser.add_argument("--no-c", action="store_true", help="skip the C port")
     parser.add_argument("--limit247", metavar="PATH", default=None,
                         help="also build and time this limit247.c yardstick (e.g. ../shared/bench/limit247.c)")
     args = parser.parse_args(argv)
