@@ -458,13 +458,13 @@ async def _in_daemon_thread(fn, *args):
 
 
 def warm_up_plan(settings: Settings, pools: workers.Pools) -> tuple[tuple[str, ...], set, tuple[str, ...], set]:
-    """What is warmed first: the opponents (and the hint agent if it runs in a pool of
-    theirs) and their pools, so a game can start; then the rest: the hint agent and the
-    other pool (hints, reviews)."""
-    specs = list(dict.fromkeys([*settings.opponents, settings.hint]))
-    game_pools = {pools.for_specs([spec]) for spec in settings.opponents}
-    first = tuple(spec for spec in specs if pools.for_specs([spec]) in game_pools)
-    return first, game_pools, tuple(spec for spec in specs if spec not in first), {pools.fast, pools.slow} - game_pools
+    """What is warmed first: the opponents and their pools, so a game can start; then the
+    rest: the hint agent (compiled here; a worker of the opponents' pool loads it from the
+    cache at its first hint) and the other pool (hints, reviews)."""
+    first = tuple(dict.fromkeys(settings.opponents))
+    game_pools = {pools.for_specs([spec]) for spec in first}
+    last = () if settings.hint in first else (settings.hint,)
+    return first, game_pools, last, {pools.fast, pools.slow} - game_pools
 
 
 async def _warm_up(settings: Settings, pools: workers.Pools, say, warm: WarmUp) -> None:
@@ -488,10 +488,11 @@ async def _warm_up(settings: Settings, pools: workers.Pools, say, warm: WarmUp) 
         await _in_daemon_thread(_warm_page, settings, first)
         await pools.start(first, first_pools)
         warm.ready = True
-        if last_pools:
+        if last or last_pools:
             say(f"warm for games ({warm.seconds:.0f} s): games can be played; warming up hints and reviews...")
             await _in_daemon_thread(_warm_agents, last)
-            await pools.start(last, last_pools)
+            if last_pools:
+                await pools.start(last, last_pools)
     except Exception as exc:  # noqa: BLE001 (reported on the page and in the log; the server goes on answering)
         warm.error = f"{type(exc).__name__}: {exc}"
         log.exception("the warm-up failed after %.0f s", warm.seconds)
@@ -677,13 +678,21 @@ def make_app(settings: Settings, say=None) -> Starlette:
     async def undo(games, sid, request, body):
         return await games.undo(sid, body)
 
+    def hints_warm(request: Request) -> None:
+        """Hints and reviews wait for the whole warm-up (their agent may share the
+        opponents' pool, whose workers would otherwise compile it a second time)."""
+        if not request.app.state.warm_up.complete:
+            raise workers.NotStarted("hints and reviews")
+
     async def hint(games, sid, request, body):
+        hints_warm(request)
         return await games.hint(sid, body)
 
     async def load(games, sid, request, body):
         return await games.load_game(sid, body.get("record"))
 
     async def review(games, sid, request, body):
+        hints_warm(request)
         return await games.review(sid, body)
 
     async def page(request: Request) -> Response:

@@ -468,9 +468,11 @@ def test_a_failed_warm_up_is_reported_on_the_page_and_in_the_log(tmp_path, monke
     assert failures and failures[0].exc_info is not None  # with its traceback
 
 
-def test_games_start_before_the_hint_agent_is_warm(tmp_path, monkeypatch):
-    """The opponents are warmed first: a game is played while the hint agent (another
-    pool) still warms up, its hints answered 503 'warming up' until it is warm."""
+@pytest.mark.parametrize("opponent", ["greedy", "ismcts:iterations=20"])
+def test_games_start_before_the_hint_agent_is_warm(tmp_path, monkeypatch, opponent):
+    """The opponents are warmed first: a game is played while the hint agent still warms
+    up, in another pool (greedy's) or in the opponent's own (a search's), its hints
+    answered 503 'warming up' until it is warm."""
     from humanplay import web
 
     gate, real = threading.Event(), web._warm_agents
@@ -482,7 +484,7 @@ def test_games_start_before_the_hint_agent_is_warm(tmp_path, monkeypatch):
         real(specs)
 
     monkeypatch.setattr(web, "_warm_agents", gated)
-    settings = Settings(opponents=["greedy"], seed=3, hint=hint, save_dir=tmp_path, workers=1)
+    settings = Settings(opponents=[opponent], seed=3, hint=hint, save_dir=tmp_path, workers=1)
     with ServerThread(settings, wait_warm=False) as srv:
         c = Client(srv)
         status, state = _until_ready(c)
