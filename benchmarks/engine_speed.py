@@ -54,27 +54,18 @@ def reference_playouts(num_games: int, seed: int) -> tuple[float, int]:
     return time.perf_counter() - start, placements
 
 
-def timed(fn, repeats: int) -> tuple[float, int]:
-    runs = []
-    for r in range(repeats):
-        start = time.perf_counter()
-        placements = fn(r)
-        runs.append((time.perf_counter() - start, placements))
-    return statistics.median(t for t, _ in runs), runs[0][1]
-
-
 C_BUILDS = {"generic": ["-O3"], "native": ["-O3", "-march=native"]}  # the C port, built both ways
 
 
-def c_binaries(tmp: str) -> dict[str, str] | None:
-    """The C port built for generic x86-64 and for this CPU (`C_BUILDS`); None without a compiler."""
+def c_binaries(tmp: str, source: Path = Path(__file__).with_name("c_playout.c")) -> dict[str, str] | None:
+    """`source` built for generic x86-64 and for this CPU (`C_BUILDS`) into `tmp`, {build:
+    binary}; None without a compiler (or the file)."""
     cc = shutil.which("gcc") or shutil.which("cc")
-    if cc is None:
+    if cc is None or not source.is_file():
         return None
-    source = Path(__file__).with_name("c_playout.c")
     binaries = {}
     for name, flags in C_BUILDS.items():
-        binaries[name] = os.path.join(tmp, f"c_playout_{name}")
+        binaries[name] = os.path.join(tmp, f"{source.stem}_{name}")
         if subprocess.run([cc, *flags, "-o", binaries[name], str(source)], capture_output=True).returncode != 0:
             return None
     return binaries
@@ -99,24 +90,15 @@ def alternated(runners: dict, repeats: int) -> dict[str, tuple[float, int]]:
 
 def limit247_yardstick(source: str, num_games: int, repeats: int) -> dict | None:
     """Games per second (wall clock, median of `repeats`) of the limit247 yardstick built
-    with plain -O3 and with -O3 -march=native; None without a C compiler."""
-    cc = shutil.which("gcc") or shutil.which("cc")
-    if cc is None or not Path(source).is_file():
-        return None
-    result = {}
+    both ways (`C_BUILDS`); None without a C compiler."""
     with tempfile.TemporaryDirectory() as tmp:
-        for name, flags in (("generic", ["-O3"]), ("native", ["-O3", "-march=native"])):
-            binary = os.path.join(tmp, f"limit247_{name}")
-            build = subprocess.run([cc, *flags, "-o", binary, str(source)], capture_output=True)
-            if build.returncode != 0:
-                return None
-            runs = []
-            for r in range(repeats):
-                start = time.perf_counter()
-                subprocess.run([binary, str(num_games), str(1 + r * num_games), "2"], capture_output=True, check=True)
-                runs.append(time.perf_counter() - start)
-            result[name] = num_games / statistics.median(runs)
-    return result
+        binaries = c_binaries(tmp, Path(source))
+        if binaries is None:
+            return None
+        runners = {name: lambda r, binary=binary: subprocess.run(
+            [binary, str(num_games), str(1 + r * num_games), "2"], capture_output=True, check=True)
+            for name, binary in binaries.items()}
+        return {name: num_games / seconds for name, (seconds, _) in alternated(runners, repeats).items()}
 
 
 def main(argv=None) -> dict:
@@ -146,8 +128,8 @@ def main(argv=None) -> dict:
             runners[name] = lambda r, binary=binary: c_playouts(binary, games, r)
         timings = alternated(runners, args.repeats)
     single_seconds, single_placements = timings["numba"]
-    batch_seconds, batch_placements = timed(
-        lambda r: play_random_games_parallel(games, r, 2, 64 * threads), args.repeats)
+    batch_seconds, batch_placements = alternated(
+        {"batch": lambda r: play_random_games_parallel(games, r, 2, 64 * threads)}, args.repeats)["batch"]
     limit = limit247_yardstick(args.limit247, games, args.repeats) if args.limit247 else None
 
     result = {

@@ -388,33 +388,6 @@ def test_a_team_search_shows_its_partner_a_tile_then_places_what_it_found():
     assert action < rules.PASS_ACTION and two.is_legal(action)
 
 
-def _scoring_cells_by_steps(state) -> Counter:
-    """For the mover's values, the open cells where each scores: every legal placement
-    played on a copy, its minutes read (the engine's own scoring)."""
-    found = Counter()
-    for action in state.legal_actions():
-        if action < rules.PASS_ACTION and state.clone().step(action) > 0:
-            found[rules.decode_action(action)[1]] += 1
-    return found
-
-
-def test_scoring_cells_counts_where_each_value_would_score():
-    from agents.policy_kernels import scoring_cells
-
-    checked = 0
-    for seed in range(12):
-        state = GameState.new(4, seed=seed, team=True)
-        while not state.is_over:
-            counts = np.zeros(rules.MAX_VALUE + 1, dtype=np.int64)
-            scoring_cells(*state.arrays, counts)
-            held = [v + 1 for v in range(rules.MAX_VALUE) if state.hands[state.current_player][v]]
-            by_steps = _scoring_cells_by_steps(state)
-            assert [int(counts[v]) for v in held] == [by_steps[v] for v in held], (seed, state.turn)
-            checked += sum(by_steps.values())
-            state.step(state.legal_actions()[0])
-    assert checked > 500  # many scoring cells seen, not only empty counts
-
-
 def _scoring_cells_by_reference(state, values) -> Counter:
     """For each value, the open cells where a tile of it would score on `state`'s board:
     the plain-Python reference engine, set up with that board and a hand holding the
@@ -428,6 +401,23 @@ def _scoring_cells_by_reference(state, values) -> Counter:
                                            timeout_cells=list(state.timeout_cells))
         found[v] = sum(game.clone().step(a) > 0 for a in game.legal_actions() if a < rules.PASS_ACTION)
     return found
+
+
+def test_scoring_cells_counts_where_each_value_would_score():
+    from agents.policy_kernels import scoring_cells
+
+    checked = 0
+    for seed in range(12):
+        state = GameState.new(4, seed=seed, team=True)
+        while not state.is_over:
+            counts = np.zeros(rules.MAX_VALUE + 1, dtype=np.int64)
+            scoring_cells(*state.arrays, counts)
+            held = [v + 1 for v in range(rules.MAX_VALUE) if state.hands[state.current_player][v]]
+            by_reference = _scoring_cells_by_reference(state, held)
+            assert [int(counts[v]) for v in held] == [by_reference[v] for v in held], (seed, state.turn)
+            checked += sum(by_reference.values())
+            state.step(state.legal_actions()[0])
+    assert checked > 500  # many scoring cells seen, not only empty counts
 
 
 def test_a_search_shows_the_value_that_scores_on_the_most_cells():
