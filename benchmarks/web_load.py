@@ -254,7 +254,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--hinters", type=int, default=0, metavar="K",
                         help="how many of the browsers ask for a hint before each move (default 0)")
     parser.add_argument("--hint-spec", default="ismcts:time=1", metavar="SPEC", help="the hint agent")
-    parser.add_argument("--workers", type=int, default=2, help="server: processes per agent pool (default 2)")
+    parser.add_argument("--workers", type=int, default=2, help="server: worker processes for searching agents and hints (default 2)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds one request may take (default 120)")
     parser.add_argument("--url", default=None, help="a running server (http://127.0.0.1:PORT) instead of a new one")
     parser.add_argument("--seed", type=int, default=0, help="seed of the think times")
@@ -295,7 +295,7 @@ def main(argv=None) -> dict:
         return result
     print(f"machine: {describe()}; load average before the run {load_before:.2f}")
     print(f"{args.clients} browsers vs {args.opponent}, think {args.think} s, {args.hinters} hinters "
-          f"({args.hint_spec}), {args.workers} workers per pool: {tally.completed}/{args.clients - args.hinters} "
+          f"({args.hint_spec}), {args.workers} workers: {tally.completed}/{args.clients - args.hinters} "
           "games completed, "
           f"{len(tally.errors)} errors, {tally.busy} answers 503 (retried), {wall:.1f} s")
     if result["server_cpu_ms_per_request"] is not None:

@@ -55,7 +55,8 @@ def parser() -> argparse.ArgumentParser:
                    help="with --web: finished games older than this leave the database, at the start "
                         "and every hour; unfinished games stay (0: keep every game; default 30)")
     p.add_argument("--workers", type=int, default=2, metavar="N",
-                   help="web app: processes per agent pool (fast agents; searching agents and hints), default 2")
+                   help="web app: worker processes for searching agents, hints and reviews (greedy and random "
+                        "answer in the server itself), default 2")
     return p
 
 

@@ -18,6 +18,7 @@ record from a tournament, the terminal or the web app opens in any of them
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 from collections.abc import Sequence
@@ -274,6 +275,17 @@ class Session:
             action = int(agent.act(obs, PlayerView(self._state, seat)))
             self._apply(action)  # an illegal agent move raises here: a bug in that agent
         return self.moves[first:]
+
+    def replies(self, action: int | None = None) -> list[int]:
+        """The agents' moves after the person's `action` (None: from now, as in a new game
+        the person does not open) until the person's turn or the end, chosen by agents
+        built afresh, as a session rebuilt from `data()` chooses them; played on a copy,
+        so this game is unchanged (`apply_replies` applies them). Raises what `play`
+        raises, or what a broken agent does."""
+        trial = copy.copy(self)  # shares the deal and settings; its own state, moves and agents
+        trial._state, trial.actions, trial.moves, trial._agents = self._state.clone(), list(self.actions), [], None
+        moves = trial.advance() if action is None else trial.play(action)[1:]
+        return [m.action for m in moves]
 
     def agents_answer(self, action: int) -> bool:
         """Whether the agents move after the person's legal `action` (the game goes on)."""

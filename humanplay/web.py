@@ -11,7 +11,8 @@ scores, hand sizes and moves. The deal (the bag and the hidden hands) reaches th
 only in the record of a finished game, for replays; after that there is no undo.
 
 The event loop checks requests, applies moves and writes each game to SQLite
-(`humanplay.store`) before answering; the agents think in bounded worker pools
+(`humanplay.store`) before answering; the fast agents (greedy, random) answer in it, the
+searching agents, hints and reviews in a bounded pool of worker processes
 (`humanplay.workers`; a full pool answers 503). docs/play.md tells the whole design.
 
 API (JSON; POST bodies are objects):
@@ -31,7 +32,7 @@ API (JSON; POST bodies are objects):
   warming-up answer below (no session: a probe for scripts).
 * ``GET /api/replay?game=ID&step=K``: a finished game's board after K moves.
 * ``POST /api/review`` ``{"game": ID}``: a finished game's review (`humanplay.review`), one
-  decision of the person's analysed per call in a slow worker: the answer says how many
+  decision of the person's analysed per call in a worker: the answer says how many
   are done of how many (``done``, ``total``) and, once all are, holds the ``review`` (the
   three costliest moves, the better ones, boards); the page calls again until then.
 
@@ -110,8 +111,8 @@ class Settings:
     save_dir: Path = Path("played")
     record: dict | None = None  # a record the first game of every browser opens
     db: Path | None = None  # the SQLite file of every game (default save_dir / "games.sqlite3")
-    workers: int = 2  # processes in each pool (fast agents; slow agents and hints)
-    queue: int = 256  # jobs a pool holds (running + waiting) before it answers 503
+    workers: int = 2  # processes of the pool that runs searching agents, hints and reviews
+    queue: int = 64  # jobs the pool holds (running + waiting) before it answers 503
     job_timeout: float = 120.0  # seconds an agent's job may take
     imports: tuple[str, ...] = ()  # modules the workers import (agents registered outside `agents`)
     prune_after_days: float = 30.0  # finished games older than this leave the database (0: keep all)
@@ -138,11 +139,11 @@ class Game:
 
 class Games:
     """Every browser's games: SQLite for keeps, an LRU of sessions for speed, the worker
-    pools for the agents. The request handlers hold the browser's lock around each call,
-    so the requests of one browser never interleave."""
+    pool for the searching agents, hints and reviews. The request handlers hold the
+    browser's lock around each call, so the requests of one browser never interleave."""
 
-    def __init__(self, settings: Settings, store: Store, pools: workers.Pools):
-        self.settings, self.store, self.pools = settings, store, pools
+    def __init__(self, settings: Settings, store: Store, pool: workers.Pool):
+        self.settings, self.store, self.pool = settings, store, pool
         self._cache: OrderedDict[str, Game] = OrderedDict()
         self._seeds = 0
 
@@ -200,11 +201,22 @@ class Games:
             raise ApiError(HTTPStatus.NOT_FOUND, f"unknown game id {game_id[:40]!r}")
         return self._get(game_id)
 
-    # --- agents, in the worker pools -------------------------------------------------------
-    async def _think(self, specs, fn, *args):
-        result, seconds = await self.pools.for_specs(specs).run(fn, *args)
+    # --- agents: the fast ones here, the others in the worker pool ---------------------------
+    async def _think(self, fn, *args):
+        result, seconds = await self.pool.run(fn, *args)
         AGENT_SECONDS.get([0.0])[0] += seconds
         return result
+
+    async def _replies(self, session: Session, action: int | None = None) -> list[int]:
+        """The agents' moves after the person's `action` (None: before the person's first
+        move): fast agents answer here (well under a millisecond: no pipe, no rebuild),
+        the others in a worker; both the same way (`Session.replies`)."""
+        if not workers.is_fast(self._opponents(session)):
+            return await self._think(workers.replies_job, session.data(), action)
+        start = time.perf_counter()
+        replies = session.replies(action)
+        AGENT_SECONDS.get([0.0])[0] += time.perf_counter() - start
+        return replies
 
     def _opponents(self, session: Session) -> list[str]:
         return [label for s, label in enumerate(session.labels) if s != session.seat]
@@ -233,8 +245,7 @@ class Games:
 
     async def _start(self, sid: str, session: Session) -> dict:
         if not session.is_over and not session.human_to_move:  # the agents move first
-            replies = await self._think(self._opponents(session), workers.advance_job, session.data())
-            session.apply_replies(replies)
+            session.apply_replies(await self._replies(session))
         game = Game(secrets.token_urlsafe(8), sid, session)
         self._commit(game)
         return self.state(game)
@@ -252,7 +263,7 @@ class Games:
                            f"illegal move: {rules.action_text(action, session.team)} is not legal now")
         replies = []
         if session.agents_answer(action):
-            replies = await self._think(self._opponents(session), workers.reply_job, session.data(), action)
+            replies = await self._replies(session, action)
         moves = session.play(action, replies)
         game.replies = [m.public(session.seat, session.team) for m in moves[1:]]
         self._commit(game)
@@ -272,7 +283,7 @@ class Games:
         game = self.current(sid, body.get("game"))
         if not game.session.human_to_move:
             raise ApiError(HTTPStatus.CONFLICT, "a hint is for your turn")
-        return await self._think([game.session.hint_spec], workers.hint_job, game.session.data())
+        return await self._think(workers.hint_job, game.session.data())
 
     async def review(self, sid: str, body: dict) -> dict:
         """Analyse the next decision of the person's review in a slow worker; once all are
@@ -288,10 +299,7 @@ class Games:
         record = session.record()
         steps = review_steps(record, session.seat)
         if len(game.review) < len(steps):
-            decision, seconds = await self.pools.slow.run(workers.review_job, record, session.seat,
-                                                          steps[len(game.review)])
-            AGENT_SECONDS.get([0.0])[0] += seconds
-            game.review.append(decision)
+            game.review.append(await self._think(workers.review_job, record, session.seat, steps[len(game.review)]))
             self._commit(game)
         out = {"game": game.id, "done": len(game.review), "total": len(steps), "review": None}
         if len(game.review) == len(steps):
@@ -457,25 +465,26 @@ async def _in_daemon_thread(fn, *args):
     return await future
 
 
-def warm_up_plan(settings: Settings, pools: workers.Pools) -> tuple[tuple[str, ...], set, tuple[str, ...], set]:
-    """What is warmed first: the opponents and their pools, so a game can start; then the
-    rest: the hint agent (compiled here; a worker of the opponents' pool loads it from the
-    cache at its first hint) and the other pool (hints, reviews)."""
+def warm_up_plan(settings: Settings) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """What is warmed first, so that a game can start: the opponents here (the fast ones
+    answer here), and the pool's workers with the searching ones; then the hint agent
+    (the pool's: hints, reviews; compiled here, so a worker started with the opponents
+    loads it from the cache at its first hint)."""
     first = tuple(dict.fromkeys(settings.opponents))
-    game_pools = {pools.for_specs([spec]) for spec in first}
+    searching = tuple(spec for spec in first if not workers.is_fast([spec]))
     last = () if settings.hint in first else (settings.hint,)
-    return first, game_pools, last, {pools.fast, pools.slow} - game_pools
+    return first, searching, last
 
 
-async def _warm_up(settings: Settings, pools: workers.Pools, say, warm: WarmUp) -> None:
-    """Get everything a game needs ready (`_warm_page` here with the opponents, then their
-    worker pools, each worker warmed with its agents): `warm` is then `ready`; then the
-    same for the agents that only give hints (`warm_up_plan`) and the other pool: `warm`
-    is `complete`. Tells `say` how it goes every `PROGRESS_EVERY` seconds; a failure is
-    logged and kept in `warm.error`, never raised."""
+async def _warm_up(settings: Settings, pool: workers.Pool, say, warm: WarmUp) -> None:
+    """Get everything a game needs ready (`_warm_page` here with the opponents, then the
+    worker pool if an opponent searches, each worker warmed with its agents): `warm` is
+    then `ready`; then the same for the hint agent (`warm_up_plan`): `warm` is `complete`.
+    Tells `say` how it goes every `PROGRESS_EVERY` seconds; a failure is logged and kept
+    in `warm.error`, never raised."""
     say("warming up the engine and agents in the background (a first run compiles numba kernels: a minute "
         "or more; later runs: seconds); the page says so meanwhile...")
-    first, first_pools, last, last_pools = warm_up_plan(settings, pools)
+    first, searching, last = warm_up_plan(settings)
 
     async def tick():
         while True:
@@ -486,13 +495,13 @@ async def _warm_up(settings: Settings, pools: workers.Pools, say, warm: WarmUp) 
     try:
         # in this process first, alone: the workers then load its kernels from the cache
         await _in_daemon_thread(_warm_page, settings, first)
-        await pools.start(first, first_pools)
+        if searching:
+            await pool.start(searching)
         warm.ready = True
-        if last or last_pools:
-            say(f"warm for games ({warm.seconds:.0f} s): games can be played; warming up hints and reviews...")
-            await _in_daemon_thread(_warm_agents, last)
-            if last_pools:
-                await pools.start(last, last_pools)
+        say(f"warm for games ({warm.seconds:.0f} s): games can be played; warming up hints and reviews...")
+        await _in_daemon_thread(_warm_agents, last)
+        if not pool.started:
+            await pool.start(last or first)
     except Exception as exc:  # noqa: BLE001 (reported on the page and in the log; the server goes on answering)
         warm.error = f"{type(exc).__name__}: {exc}"
         log.exception("the warm-up failed after %.0f s", warm.seconds)
@@ -587,7 +596,7 @@ async def _prune_every(games: Games, seconds: float) -> None:
 
 def make_app(settings: Settings, say=None) -> Starlette:
     """The game as an ASGI app. Its lifespan opens the database (pruning old finished
-    games), starts the warm-up of the engine and the worker pools in the background
+    games), starts the warm-up of the engine and the worker pool in the background
     (`_warm_up`, its progress told to `say`, e.g. print; default the log) and answers at
     once; at the end it stops the warm-up if it still runs and closes them. The app's
     ``state.warm_up`` (a `WarmUp`) tells how the warm-up stands."""
@@ -598,23 +607,22 @@ def make_app(settings: Settings, say=None) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app):
         store = Store(settings.db_path)
-        pools = workers.Pools(settings.workers, settings.queue, max(settings.queue // 4, 8),
-                              settings.job_timeout, settings.imports)
-        games = Games(settings, store, pools)
+        pool = workers.Pool(settings.workers, settings.queue, settings.job_timeout, imports=settings.imports)
+        games = Games(settings, store, pool)
         warm = app.state.warm_up = WarmUp()
         tasks: list[asyncio.Task] = []
         try:
             if games.prune():
                 say(f"pruned the finished games older than {settings.prune_after_days:g} days")
             state["games"] = games
-            tasks += [asyncio.create_task(_warm_up(settings, pools, say, warm)),
+            tasks += [asyncio.create_task(_warm_up(settings, pool, say, warm)),
                       asyncio.create_task(_prune_every(games, PRUNE_EVERY))]
             yield
         finally:
             for task in tasks:  # a warm-up still running stops here (Ctrl-C in the middle of it)
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-            pools.close()
+            pool.close()
             store.close()
 
     def api(handler, method: str):
@@ -641,7 +649,7 @@ def make_app(settings: Settings, say=None) -> Starlette:
                 status = HTTPStatus.OK
             except ApiError as exc:
                 payload, status = {"error": str(exc)}, exc.status
-            except workers.NotStarted:  # its pool still warms up (hints, reviews): ask again
+            except workers.NotStarted:  # the pool still warms up (hints, reviews): ask again
                 payload, status, more = not_ready_answer(warm, "hints and reviews")
                 headers.update(more)
             except workers.Saturated as exc:

@@ -1,22 +1,18 @@
-"""Where the web game's agents think: bounded pools of worker processes, off the
-request path.
+"""Where the web game's searching agents think: a bounded pool of worker processes, off
+the request path.
 
-An agent's move (and a hint) is CPU work that holds the GIL, so it runs in another
-process; the server's event loop only checks requests, applies moves, draws the page and
-writes the database. A job carries the game as data (`Session.data`: the record plus seed
-and hint agent); the worker rebuilds the session, lets the agents move (or asks the
-hint agent) and sends back the actions (or the hint). Workers keep no game between jobs,
-so any worker serves any game and a restarted server needs none of them.
+The fast agents (`FAST_AGENTS`: greedy, random) answer in well under a millisecond, so
+the server's event loop asks them itself (`humanplay.session.Session.replies`: agents
+built afresh on a copy of the game). Every other agent's move, and every hint and review,
+is CPU work that holds the GIL for up to seconds, so it runs here, in another process:
+a job carries the game as data (`Session.data`: the record plus seed and hint agent); the
+worker rebuilds the session, lets the agents move (the same `Session.replies`) or asks
+the hint agent, and sends back the actions (or the hint). Workers keep no game between
+jobs, so any worker serves any game and a restarted server needs none of them. They run
+at a lower CPU priority (``nice``), so a room full of hint requests slows the hints, not
+the other players' moves.
 
-Two pools, so that slow thinkers never queue in front of fast ones:
-
-* ``fast``: jobs whose agents are all cheap (`FAST_AGENTS`: greedy, random), at normal
-  priority;
-* ``slow``: everything else (searching agents, the default ``ismcts:time=1`` hint), at a
-  lower CPU priority (``nice``), so a room full of hint requests slows the hints, not
-  the other players' moves.
-
-Each pool takes at most `limit` jobs at once (running plus waiting); one more is refused
+The pool takes at most `limit` jobs at once (running plus waiting); one more is refused
 with `Saturated` (the server answers 503 with Retry-After) instead of queueing without
 bound. A job that runs past `timeout` seconds fails with `TimeoutError` and its worker
 is killed and replaced; so is a worker that dies.
@@ -31,15 +27,15 @@ import time
 
 from agents.base import parse_spec
 
-FAST_AGENTS = frozenset({"greedy", "random"})  # agents that answer in about a millisecond
-SLOW_NICE = 10  # the slow pool's CPU priority offset (higher = yields to the rest)
+FAST_AGENTS = frozenset({"greedy", "random"})  # agents that answer in well under a millisecond
+NICE = 10  # the workers' CPU priority offset (higher = yields to the server's event loop)
 
 
 class Saturated(Exception):
     """The pool already holds its limit of jobs; try again after `retry_after` seconds."""
 
-    def __init__(self, pool: str, retry_after: int):
-        super().__init__(f"the server is busy ({pool} agents): try again in {retry_after} s")
+    def __init__(self, retry_after: int):
+        super().__init__(f"the server is busy (searching agents, hints): try again in {retry_after} s")
         self.retry_after = retry_after
 
 
@@ -85,20 +81,11 @@ def _session(data: dict):
     return session_from_data(data)
 
 
-def reply_job(data: dict, action: int) -> tuple[list[int], float]:
-    """The agents' replies to the person's `action` in the game `data`, and the seconds
-    they thought."""
+def replies_job(data: dict, action: int | None) -> tuple[list[int], float]:
+    """The agents' replies to the person's `action` in the game `data` (None: their moves
+    until the person's turn, in a new game), and the seconds they thought."""
     start = time.perf_counter()
-    session = _session(data)
-    moves = session.play(action)
-    return [m.action for m in moves[1:]], time.perf_counter() - start
-
-
-def advance_job(data: dict) -> tuple[list[int], float]:
-    """The agents' moves until the person's turn (a new game where the person is not seat 0)."""
-    start = time.perf_counter()
-    moves = _session(data).advance()
-    return [m.action for m in moves], time.perf_counter() - start
+    return _session(data).replies(action), time.perf_counter() - start
 
 
 def hint_job(data: dict) -> tuple[dict, float]:
@@ -180,9 +167,8 @@ class Pool:
     awaited with the loop's reader, so the event loop never waits on another thread for
     the GIL. A job past `timeout` has its worker killed and replaced."""
 
-    def __init__(self, name: str, workers: int, limit: int, timeout: float, nice: int = 0,
-                 imports: tuple[str, ...] = ()):
-        self.name, self.workers, self.limit, self.timeout = name, workers, limit, timeout
+    def __init__(self, workers: int, limit: int, timeout: float, nice: int = NICE, imports: tuple[str, ...] = ()):
+        self.workers, self.limit, self.timeout = workers, limit, timeout
         self._nice, self._imports = nice, imports
         self._context = multiprocessing.get_context("spawn")  # not fork: the server has threads
         self._held = 0
@@ -204,7 +190,7 @@ class Pool:
         parent, child = self._context.Pipe()
         proc = self._context.Process(target=_worker_main, args=(child, self._nice, self._imports, self._specs),
                                      daemon=True,
-                                     name=f"play247-{self.name}-{i}")
+                                     name=f"play247-worker-{i}")
         proc.start()
         child.close()
         self._procs[i] = (proc, parent)
@@ -250,7 +236,7 @@ class Pool:
             raise
         except (EOFError, OSError):
             self._kill(i)
-            raise RuntimeError(f"a {self.name} worker died during the job; it was replaced") from None
+            raise RuntimeError("an agents' worker died during the job; it was replaced") from None
         if not ok:
             raise JobError(value)
         return value
@@ -273,9 +259,9 @@ class Pool:
         """`fn(*args)` in a worker; Saturated when the pool already holds `limit` jobs,
         NotStarted before `start`."""
         if not self.started:
-            raise NotStarted(self.name)
+            raise NotStarted()
         if self._held >= self.limit:
-            raise Saturated(self.name, retry_after=1)
+            raise Saturated(retry_after=1)
         self._held += 1
         try:
             future = asyncio.get_running_loop().create_future()
@@ -291,26 +277,3 @@ class Pool:
             task.cancel()
         for i in range(self.workers):
             self._kill(i)
-
-
-class Pools:
-    """The fast and the slow pool."""
-
-    def __init__(self, workers: int = 2, limit: int = 256, slow_limit: int = 64, timeout: float = 120.0,
-                 imports: tuple[str, ...] = ()):
-        self.fast = Pool("fast", workers, limit, timeout, 0, imports)
-        self.slow = Pool("slow", workers, slow_limit, timeout, SLOW_NICE, imports)
-
-    def for_specs(self, specs) -> Pool:
-        return self.fast if is_fast(specs) else self.slow
-
-    async def start(self, specs, pools=None) -> None:
-        """Start both pools (or those in `pools`), each warmed with its agents of `specs`."""
-        specs = set(specs)
-        fast = {spec for spec in specs if is_fast([spec])}
-        groups = [(self.fast, sorted(fast)), (self.slow, sorted(specs - fast))]
-        await asyncio.gather(*(pool.start(group) for pool, group in groups if pools is None or pool in pools))
-
-    def close(self) -> None:
-        self.fast.close()
-        self.slow.close()

@@ -504,3 +504,24 @@ def test_games_start_before_the_hint_agent_is_warm(tmp_path, monkeypatch, oppone
             assert time.monotonic() < deadline
             time.sleep(0.1)
         assert reply[0] == 200 and reply[1]["agent"] == hint and srv.warm_up.complete
+
+
+@pytest.mark.parametrize("opponents", [["random"], ["greedy", "random", "greedy"]])
+def test_fast_agents_answer_in_the_server_as_a_worker_would(opponents):
+    """Greedy and random answer in the server's event loop (`Session.replies` on the live
+    game) and every other agent in a worker (`workers.replies_job` on the game rebuilt from
+    its data): the same moves either way, and the live game unchanged until they apply."""
+    from humanplay import workers
+    from humanplay.session import Session
+
+    session = Session.new(opponents, num_players=len(opponents) + 1, seat=1, seed=11, advance=False)
+    here, (there, _) = session.replies(), workers.replies_job(session.data(), None)
+    assert here == there and len(here) == 1
+    session.apply_replies(here)
+    while not session.is_over:
+        action = session.legal_actions()[len(session.actions) % len(session.legal_actions())]
+        before = session.data()
+        here, (there, _) = session.replies(action), workers.replies_job(before, action)
+        assert here == there
+        assert session.data() == before
+        session.play(action, here)

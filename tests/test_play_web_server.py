@@ -217,7 +217,7 @@ def _raw(port: int, data: bytes) -> bytes:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    settings = Settings(opponents=["greedy"], seed=5, hint="ismcts:time=0.5", workers=1, queue=4,
+    settings = Settings(opponents=["greedy"], seed=5, hint="ismcts:time=0.5", workers=1, queue=8,
                         save_dir=tmp_path_factory.mktemp("web"))
     with ServerThread(settings) as srv:
         yield srv
@@ -259,7 +259,7 @@ def test_malformed_http_gets_4xx_and_changes_nothing(server):
 
 
 def test_a_full_pool_answers_503_with_retry_after_never_a_reset(server):
-    """The slow pool (hints) holds at most 8 jobs here: 16 browsers asking at once get a
+    """The pool (hints) holds at most 8 jobs here: 16 browsers asking at once get a
     hint or a 503 with Retry-After, and every connection is answered."""
     browsers = [Client(server.url) for _ in range(16)]
     games = [c.call("GET", "/api/state")[1]["game"] for c in browsers]
@@ -270,7 +270,7 @@ def test_a_full_pool_answers_503_with_retry_after_never_a_reset(server):
     for status, body, headers in answers:
         if status == 503:
             assert headers["Retry-After"] == "1" and "busy" in body["error"]
-    # meanwhile and after, the fast pool answers moves
+    # meanwhile and after, greedy answers moves in the server itself
     status, state, _ = browsers[0].call("GET", f"/api/state?game={games[0]}")
     status, _, _ = browsers[0].call("POST", "/api/move", {"game": games[0], "action": _first_move(state)})
     assert status == 200
