@@ -171,12 +171,12 @@ class Games:
         while len(self._cache) > MAX_CACHED:
             self._cache.popitem(last=False)  # it is in the database: nothing is lost
 
-    def _commit(self, game: Game, current: bool = True) -> None:
+    def _commit(self, game: Game) -> None:
         """Save the finished game's record file, then write the game to the database."""
         if game.session.is_over and game.saved is None:
             path = Path(self.settings.save_dir) / f"game-{time.strftime('%Y%m%d-%H%M%S')}-{game.id}.jsonl"
             game.saved = str(save_record(game.session.record(), path))
-        self.store.save(game.sid, game.id, game.data(), current)
+        self.store.save(game.sid, game.id, game.data())
         self._remember(game)
 
     def prune(self) -> int:
