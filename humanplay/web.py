@@ -211,15 +211,12 @@ class Games:
         """The agents' moves after the person's `action` (None: before the person's first
         move): fast agents answer here (well under a millisecond: no pipe, no rebuild),
         the others in a worker; both the same way (`Session.replies`)."""
-        if not workers.is_fast(self._opponents(session)):
+        if not workers.is_fast([label for s, label in enumerate(session.labels) if s != session.seat]):
             return await self._think(workers.replies_job, session.data(), action)
         start = time.perf_counter()
         replies = session.replies(action)
         AGENT_SECONDS.get([0.0])[0] += time.perf_counter() - start
         return replies
-
-    def _opponents(self, session: Session) -> list[str]:
-        return [label for s, label in enumerate(session.labels) if s != session.seat]
 
     # --- actions ---------------------------------------------------------------------------
     async def new_game(self, sid: str, body: dict) -> dict:
