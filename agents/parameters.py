@@ -118,13 +118,12 @@ def non_negative_int(name: str, value) -> int:
     return int(value)
 
 
-def number(name: str, value, positive: bool = False) -> float:
-    """A finite number >= 0 (> 0 when `positive`)."""
+def number(name: str, value) -> float:
+    """A finite number >= 0."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise ValueError(f"{name} must be a number, got {value!r}")
-    if not math.isfinite(value) or value < 0 or (positive and value == 0):
-        raise ValueError(f"{name} must be a finite {'positive' if positive else 'non-negative'} number, "
-                         f"got {value!r}")
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite non-negative number, got {value!r}")
     return float(value)
 
 

@@ -81,12 +81,6 @@ class GameRecord:
         return dict(self.__dict__)
 
 
-def _observation_encoder():
-    from env.observation import encode  # the env layer owns the observation encoding
-
-    return encode
-
-
 # on_move(seat, budget, reason, actions): called before each move with the seat to move,
 # its budget (TimeLimits.budget) and every action played so far.
 MoveHook = Callable[[int, "float | None", "str | None", list], None]
@@ -114,7 +108,7 @@ def play_game(agents: Sequence[Agent], deal, num_players: int | None = None, tea
             agent.seed(seeds[seat])
         agent.reset(seat, num_players, team)
         if getattr(agent, "needs_observation", False) and encode is None:
-            encode = _observation_encoder()
+            from env.observation import encode  # the env layer owns the observation encoding
     views = [PlayerView(state, seat) for seat in range(num_players)]
     while not state.is_over:
         seat = state.current_player

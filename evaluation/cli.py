@@ -269,9 +269,6 @@ def analyze_main(args) -> int:
         finally:
             if bar is not None:
                 bar.close()
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("\ninterrupted: nothing written", file=sys.stderr)
         return 130
@@ -284,10 +281,10 @@ def analyze_main(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """The command line (`python evaluate.py`, the console command `twentyfourseven-evaluate`);
-    returns the exit code: 2 for a usage error or a missing extra, 130 when interrupted."""
+    returns the exit code: 2 for a usage error (a ValueError) or a missing extra, 130 when interrupted."""
     try:
         return _main(sys.argv[1:] if argv is None else argv)
-    except MissingExtra as exc:
+    except (ValueError, MissingExtra) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
@@ -306,9 +303,6 @@ def _main(argv: list[str]) -> int:
                                 baseline=args.baseline, games=args.games, seed=args.seed, workers=args.workers,
                                 out=out, progress=args.progress)
             run_exploit(cfg)
-        except ValueError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
         except KeyboardInterrupt:
             print(f"\ninterrupted: the finished games are kept in {out}; resume with: "
                   f"{resume_command(argv, None)}", flush=True)
@@ -318,51 +312,36 @@ def _main(argv: list[str]) -> int:
         args = ladder_parser().parse_args(argv[1:])
         from evaluation.ladder import format_ladder, rebuild_ladder
 
-        try:
-            print(format_ladder(rebuild_ladder(args.run, args.plot_only)))
-            if args.exploit:
-                from evaluation.exploit import exploit_generations
+        print(format_ladder(rebuild_ladder(args.run, args.plot_only)))
+        if args.exploit:
+            from evaluation.exploit import exploit_generations
 
-                which = args.exploit_generations
-                if which not in ("ends", "all"):
-                    try:
-                        which = [int(g) for g in which.split(",")]
-                    except ValueError:
-                        raise ValueError(f"--exploit-generations takes ends, all or a list such as 0,5,11; "
-                                         f"got {args.exploit_generations!r}") from None
-                exploit_generations(args.run, which, args.exploit, _response(args.br), args.workers)
-        except ValueError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+            which = args.exploit_generations
+            if which not in ("ends", "all"):
+                try:
+                    which = [int(g) for g in which.split(",")]
+                except ValueError:
+                    raise ValueError(f"--exploit-generations takes ends, all or a list such as 0,5,11; "
+                                     f"got {args.exploit_generations!r}") from None
+            exploit_generations(args.run, which, args.exploit, _response(args.br), args.workers)
         return 0
     if argv and argv[0] == "replay":
         args = replay_parser().parse_args(argv[1:])
         from evaluation.replay import load_game, replay_text
 
-        try:
-            print(replay_text(load_game(args.file, args.game), args.step))
-        except ValueError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+        print(replay_text(load_game(args.file, args.game), args.step))
         return 0
 
     args = run_parser().parse_args(argv)
     from evaluation import EvalConfig, run_evaluation
 
     overrides = {k: v for k, v in vars(args).items() if k not in ("config", "fresh") and v is not None}
-    try:
-        cfg = EvalConfig.from_yaml(args.config) if args.config else EvalConfig()
-        cfg = cfg.override(**overrides).validate()  # every spec and checkpoint, before anything runs
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    cfg = EvalConfig.from_yaml(args.config) if args.config else EvalConfig()
+    cfg = cfg.override(**overrides).validate()  # every spec and checkpoint, before anything runs
     signal.signal(signal.SIGTERM, _interrupt)  # a plain kill also leaves a clean journal
     signal.signal(signal.SIGINT, signal.default_int_handler)  # kill -INT too, where a shell ignored it
     try:
         run_evaluation(cfg, fresh=args.fresh)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt as exc:
         done = getattr(exc, "results", {}).get("interrupted")
         what = (f"interrupted {done.split(';')[0]}: the results so far are written in {cfg.out}" if done

@@ -104,7 +104,8 @@ def load_ladder_games(path: str | os.PathLike) -> LadderGames:
     """Read a ladder journal (or the run directory holding it). A half-written last line
     (a kill mid-write) is dropped; any other line that is not a ladder record raises
     ValueError naming the file and line."""
-    path = _games_path(path)
+    path = Path(path)
+    path = path / GAMES_FILE if path.is_dir() or path.suffix != ".jsonl" else path
     if not path.is_file():
         raise ValueError(f"no ladder journal at {path}")
     text = path.read_text()
@@ -172,11 +173,6 @@ def _check_game(data: LadderGames, record: dict, seen: set) -> None:
     if ranking and not len(labels) == len(scores) == len(ranking):
         raise ValueError("labels, scores and ranking differ in length")
     seen.add(key)
-
-
-def _games_path(path: str | os.PathLike) -> Path:
-    path = Path(path)
-    return path / GAMES_FILE if path.is_dir() or path.suffix != ".jsonl" else path
 
 
 # --- ratings ---------------------------------------------------------------------------------

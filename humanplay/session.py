@@ -91,14 +91,14 @@ def load_record(path: str | Path, game: int | None = None) -> dict:
     return read_records(path)[0] if game is None else load_games(path, game, "play")[0]
 
 
-def human_seat_of(record: dict, default: int = 0) -> int:
+def human_seat_of(record: dict) -> int:
     """Which seat the person played: the record's 'human_seat', else the seat labelled
-    'human', else `default`."""
+    'human', else 0."""
     seat = record.get("human_seat")
     if isinstance(seat, int) and not isinstance(seat, bool):
         return seat
     labels = record.get("labels") or record.get("seats") or []
-    return labels.index(HUMAN) if HUMAN in labels else default
+    return labels.index(HUMAN) if HUMAN in labels else 0
 
 
 def save_record(record: dict, path: str | Path) -> Path:

@@ -81,21 +81,19 @@ class Store:
         row = self._db.execute("SELECT data FROM games WHERE id = ?", (game_id,)).fetchone()
         return None if row is None else json.loads(row[0])
 
-    def save(self, sid: str, game_id: str, data: dict, current: bool = True) -> None:
-        """Write the game (and, with `current`, make it the browser's current game) in
-        one transaction."""
+    def save(self, sid: str, game_id: str, data: dict) -> None:
+        """Write the game and make it the browser's current game, in one transaction."""
         now = time.time()
         with self._db:  # BEGIN ... COMMIT (ROLLBACK on an exception)
             self._db.execute("BEGIN")
             self._db.execute("INSERT INTO games (id, sid, data, updated) VALUES (?, ?, ?, ?) "
                              "ON CONFLICT (id) DO UPDATE SET data = excluded.data, updated = excluded.updated",
                              (game_id, sid, json.dumps(data, separators=(",", ":")), now))
-            if current and self.current_game(sid) != game_id:
+            if self.current_game(sid) != game_id:
                 self._db.execute("INSERT INTO browsers (sid, game, seen) VALUES (?, ?, ?) "
                                  "ON CONFLICT (sid) DO UPDATE SET game = excluded.game, seen = excluded.seen",
                                  (sid, game_id, now))
-        if current:
-            self._current[sid] = game_id  # after the commit: a failed write changes nothing here
+        self._current[sid] = game_id  # after the commit: a failed write changes nothing here
 
     def prune(self, max_age: float, now: float | None = None) -> list[str]:
         """Delete the finished games not changed for `max_age` seconds, and the browsers

@@ -171,12 +171,12 @@ class Games:
         while len(self._cache) > MAX_CACHED:
             self._cache.popitem(last=False)  # it is in the database: nothing is lost
 
-    def _commit(self, game: Game, current: bool = True) -> None:
+    def _commit(self, game: Game) -> None:
         """Save the finished game's record file, then write the game to the database."""
         if game.session.is_over and game.saved is None:
             path = Path(self.settings.save_dir) / f"game-{time.strftime('%Y%m%d-%H%M%S')}-{game.id}.jsonl"
             game.saved = str(save_record(game.session.record(), path))
-        self.store.save(game.sid, game.id, game.data(), current)
+        self.store.save(game.sid, game.id, game.data())
         self._remember(game)
 
     def prune(self) -> int:
@@ -211,15 +211,12 @@ class Games:
         """The agents' moves after the person's `action` (None: before the person's first
         move): fast agents answer here (well under a millisecond: no pipe, no rebuild),
         the others in a worker; both the same way (`Session.replies`)."""
-        if not workers.is_fast(self._opponents(session)):
+        if not workers.is_fast([label for s, label in enumerate(session.labels) if s != session.seat]):
             return await self._think(workers.replies_job, session.data(), action)
         start = time.perf_counter()
         replies = session.replies(action)
         AGENT_SECONDS.get([0.0])[0] += time.perf_counter() - start
         return replies
-
-    def _opponents(self, session: Session) -> list[str]:
-        return [label for s, label in enumerate(session.labels) if s != session.seat]
 
     # --- actions ---------------------------------------------------------------------------
     async def new_game(self, sid: str, body: dict) -> dict:

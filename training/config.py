@@ -27,7 +27,7 @@ from agents.networks.features import EXPOSURES
 from agents import shipped
 from agents.networks import NetConfig
 from engine.extras import install_hint
-from engine.files import atomic_write
+from engine.files import atomic_write_text
 from agents.settings import SELFPLAY_SEARCH, SearchSettings
 from agents.strict_config import StrictConfig, parse
 from evaluation.config import Executor
@@ -335,6 +335,5 @@ def keys_read(cfg: TrainConfig) -> dict:
 
 
 def save_config(path: str | Path, cfg: TrainConfig) -> None:
-    """Write the resolved config, all or nothing (`agents.networks.atomic_write`)."""
-    text = yaml.safe_dump(config_to_dict(cfg), sort_keys=False)
-    atomic_write(path, lambda f: f.write(text.encode()))
+    """Write the resolved config, all or nothing (`engine.files.atomic_write_text`)."""
+    atomic_write_text(path, yaml.safe_dump(config_to_dict(cfg), sort_keys=False))
