@@ -120,6 +120,17 @@ def warm_up_view():
     return PlayerView(GameState.new(2, seed=0), 0)
 
 
+def compile_engine() -> None:
+    """Compile (or load) the engine's kernels that every agent's compile part calls: a
+    deal and a move (`warm_up_view`'s game). What `compile_in_parallel` runs in the parent
+    while its workers start (`meanwhile`): the parts then load them instead of each
+    compiling them."""
+    from engine import GameState
+
+    state = GameState.new(2, seed=0)  # warm_up_view's game
+    state.step(state.legal_actions()[0])
+
+
 def register(name: str):
     """Class decorator: make the agent buildable as ``make("name:key=value,...")``."""
 

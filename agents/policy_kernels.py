@@ -407,10 +407,12 @@ def expected_exposure_after_placements(grid, info, scratch_grid, scratch_info, s
         out[a] = (_expected_best(best, counts, total, held) - follow_up * own) / 100.0
 
 
-@njit(inline="always", cache=True)
+@kernel
 def _value_points(grid, q, values, out):
     """out[u] = the minutes value u would score on open cell q, for the values of the
-    bitmask `values` (bit u = value u); 0 for the others and where u does not fit."""
+    bitmask `values` (bit u = value u); 0 for the others and where u does not fit. A
+    kernel, not inlined: `expected_exposure_after_placements` calls it at two places, and
+    compiles cold in 1.8 s with it (this kernel included) against 4.3 s with it inlined."""
     for u in range(_MAX_VALUE + 1):
         out[u] = 0
     fits = values_that_fit(grid, q, values)

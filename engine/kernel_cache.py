@@ -264,7 +264,7 @@ def _run(job) -> bool:
 
 
 def compile_in_parallel(jobs, what: str, *, processes: int | None = None, timeout: float = 900.0,
-                        announce: bool = True) -> None:
+                        announce: bool = True, meanwhile=None) -> None:
     """Run compile `jobs` side by side, each in a fresh process (spawned; at most
     `processes` at a time, default one per core), and return when all are done.
 
@@ -275,7 +275,10 @@ def compile_in_parallel(jobs, what: str, *, processes: int | None = None, timeou
     `is_cached`): a worker costs a second or two to start. A job that fails or is still
     running after `timeout` seconds costs time, never correctness: whoever needs its
     kernels next compiles them. Prints one notice line naming `what` (not with `announce`
-    false: a caller that runs it in the background says so itself, on its own line)."""
+    false: a caller that runs it in the background says so itself, on its own line).
+    `meanwhile`: a callable of no arguments run here while the workers start (they take
+    seconds to import), e.g. compiling kernels that several jobs call, which they then load
+    from the cache instead of each compiling them; like a job, it never raises."""
     jobs = list(jobs)
     workers = min(len(jobs), processes or os.cpu_count() or 1)
     if workers <= 1 or multiprocessing.current_process().daemon:  # a daemon may not start processes
@@ -290,7 +293,10 @@ def compile_in_parallel(jobs, what: str, *, processes: int | None = None, timeou
     finally:
         del os.environ[QUIET]
     try:
-        pool.map_async(_run, jobs, chunksize=1).wait(timeout)
+        done = pool.map_async(_run, jobs, chunksize=1)
+        if meanwhile is not None:
+            _run(meanwhile)
+        done.wait(timeout)
     finally:
         pool.terminate()
         pool.join()

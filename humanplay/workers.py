@@ -106,13 +106,15 @@ def review_job(record: dict, seat: int, step: int) -> tuple[dict, float]:
 def warm_job(specs: tuple[str, ...]) -> int:
     """Load what the first real job would: the engine's kernels and each agent's (a short
     game of each), so no player waits for them."""
-    from agents.base import compile_jobs
+    from agents.base import compile_engine, compile_jobs
     from engine import kernel_cache
 
     from .session import Session
 
-    if jobs := compile_jobs(specs):  # a cold cache: the search parts first, side by side
-        kernel_cache.compile_in_parallel(jobs, "the agents' search parts")
+    # a slow agent is warmed up against greedy (below): its kernels compile with the rest
+    sources = specs if is_fast(specs) else (*specs, "greedy")
+    if jobs := compile_jobs(sources):  # a cold cache: the search parts first, side by side
+        kernel_cache.compile_in_parallel(jobs, "the agents' search parts", meanwhile=compile_engine)
     for spec in specs:
         fast = parse_spec(spec)[0] in FAST_AGENTS
         session = Session.new([spec if fast else "greedy"], seed=0, hint_spec=spec if not fast else "greedy")

@@ -216,15 +216,15 @@ print(json.dumps({"parts": parts, "cached": cached, "compiled_here": compiled,
 
 @pytest.mark.slow  # compiles a search from an empty cache: 30-60 s of CPU
 def test_a_search_compiles_its_parts_side_by_side_then_loads_them(tmp_path):
-    """On a cold cache an ismcts agent's parts (world, expansion, its moves: the leaf's
-    rollout and the root's ranking) compile in other processes; its search kernel then compiles here and loads them
+    """On a cold cache an ismcts agent's parts (its moves: the leaf's rollout and the
+    root's ranking, then its world and expansion) compile in other processes; its search kernel then compiles here and loads them
     instead of compiling them again; on a warm cache there is nothing to do."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, "-c", _SEARCH_PARTS], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=900)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert result["parts"] == ["world", "expand", "moves"]
+    assert result["parts"] == ["moves", "world", "expand"]  # the longest first
     assert result["cached"] == {"rollout": True, "deal_copied": True, "expand_greedy": True,
                                 "search_greedy_rollout": False}
     assert "search_greedy_rollout" in result["compiled_here"]

@@ -24,28 +24,37 @@ from engine import kernel_cache, rules
 
 from agents.policy_kernels import SCRATCH_LEN, expected_exposure_after_placements, exposure_after_placements
 
-kernel_cache.register(__name__, "the agents' features and evaluators", 20)
+kernel_cache.register(__name__, "the agents' features and evaluators", 12)
 
 NUM_FEATURES = rules.NUM_PLACEMENT_ACTIONS
 EXPOSURES = ("worst", "expected", "outlook")
 FOLLOW_UP = 0.5  # weight of the mover's own best follow-up in the ``outlook`` kind
 
 
+# One kernel per kind, each compiling only its own chain (`exposure_after_placements` and
+# `expected_exposure_after_placements` take seconds each on a cold cache; a network reads one kind).
 @njit(cache=True)
-def _exposure_rows(grid, info, rows, expected, follow_up, out):
+def _worst_rows(grid, info, rows, out):
     sg = np.zeros((grid.shape[1], grid.shape[2]), dtype=np.int16)
     si = np.zeros(info.shape[1], dtype=np.int64)
     scratch = np.zeros(SCRATCH_LEN, dtype=np.int64)
     actions = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.int64)
     keys = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.int64)
+    for i in range(rows.shape[0]):
+        b = rows[i]
+        exposure_after_placements(grid[b], info[b], sg, si, scratch, actions, keys, out[b])
+
+
+@njit(cache=True)
+def _expected_rows(grid, info, rows, follow_up, out):
+    sg = np.zeros((grid.shape[1], grid.shape[2]), dtype=np.int16)
+    si = np.zeros(info.shape[1], dtype=np.int64)
+    scratch = np.zeros(SCRATCH_LEN, dtype=np.int64)
+    actions = np.zeros(rules.NUM_PLACEMENT_ACTIONS, dtype=np.int64)
     cell_points = np.zeros((grid.shape[1], rules.MAX_VALUE + 1), dtype=np.int64)
     for i in range(rows.shape[0]):
         b = rows[i]
-        if expected:
-            expected_exposure_after_placements(grid[b], info[b], sg, si, scratch, actions, cell_points, follow_up,
-                                               out[b])
-        else:
-            exposure_after_placements(grid[b], info[b], sg, si, scratch, actions, keys, out[b])
+        expected_exposure_after_placements(grid[b], info[b], sg, si, scratch, actions, cell_points, follow_up, out[b])
 
 
 def exposure(grid: np.ndarray, info: np.ndarray, rows: np.ndarray | None = None,
@@ -60,6 +69,8 @@ def exposure(grid: np.ndarray, info: np.ndarray, rows: np.ndarray | None = None,
     if out is None:
         out = np.zeros((len(grid), NUM_FEATURES), dtype=np.float32)
     rows = np.arange(len(grid)) if rows is None else np.asarray(rows, dtype=np.int64)
-    follow_up = FOLLOW_UP if kind == "outlook" else 0.0
-    _exposure_rows(grid, info, rows.astype(np.int64), np.bool_(kind != "worst"), follow_up, out)
+    if kind == "worst":
+        _worst_rows(grid, info, rows.astype(np.int64), out)
+    else:
+        _expected_rows(grid, info, rows.astype(np.int64), FOLLOW_UP if kind == "outlook" else 0.0, out)
     return out

@@ -160,20 +160,24 @@ class MCTSAgent(Agent):
 
     def compile_parts(self) -> tuple[str, ...]:
         """The parts of the search compiled on their own (`compile_part`), unless the search
-        kernel is cached: its world, its expansion, and its moves (the leaf's rollout with
-        the root's ranking: they share the greedy policy's kernels)."""
+        kernel is cached, the longest first (a worker free takes the next): its moves (the
+        leaf's rollout with the root's ranking: they share the greedy policy's kernels), its
+        world and its expansion."""
         if kernel_cache.is_cached(self._kernel) or self._kernel is not sk.SEARCHES.get((self.settings.expand,
                                                                                          self._leaf)):
             return ()  # cached, or a kernel of the caller's (`use_search`): its parts are its own
-        return ("world", "expand", "moves")
+        return ("moves", "world", "expand")
 
     def compile_part(self, name: str) -> None:
+        """Compile part `name`: "world", "expand", "moves" (the leaf and the root's ranking),
+        or the leaf alone ("leaf") or the root's ranking alone ("root")."""
         view = warm_up_view()
         grid, info = view.public_arrays()
-        search_parts = sk.PARTS[self.settings.expand, self._leaf]
-        sk.compile_part(search_parts, "leaf" if name == "moves" else name, grid, info, view.seat, self._params,
-                        parts.new_workspace(), self._data)
-        if name == "moves" and self._ranks_root():
+        if name != "root":
+            search_parts = sk.PARTS[self.settings.expand, self._leaf]
+            sk.compile_part(search_parts, "leaf" if name == "moves" else name, grid, info, view.seat, self._params,
+                            parts.new_workspace(), self._data)
+        if name in ("moves", "root") and self._ranks_root():
             self._rank_root(view)
 
     def _call(self, grid, info, observer, iterations, rng):
@@ -360,6 +364,15 @@ class ISMCTSAgent(MCTSAgent):
 
     def _ranks_root(self) -> bool:
         return self._guide is not None or super()._ranks_root()
+
+    def compile_parts(self) -> tuple[str, ...]:
+        """A network-guided search's moves are two parts, side by side: the leaf (its rollout
+        and the fast evaluator) and the root's order (the network's pass: observation,
+        exposure features, placement logits), which share no kernel worth waiting for."""
+        found = super().compile_parts()
+        if self._guide is None or not found:
+            return found
+        return ("leaf", "root", "world", "expand")
 
     def policy_model(self, num_players: int, team: bool) -> PolicyModel:
         if self._guide is None:
