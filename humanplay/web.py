@@ -490,6 +490,8 @@ async def _warm_up(settings: Settings, pool: workers.Pool, say, warm: WarmUp) ->
 
     ticker = asyncio.create_task(tick())
     try:
+        if searching:  # the workers import meanwhile; they warm up after this process
+            pool.spawn()
         # in this process first, alone: the workers then load its kernels from the cache
         await _in_daemon_thread(_warm_page, settings, first)
         if searching:

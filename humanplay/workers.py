@@ -56,9 +56,7 @@ def _start_worker(nice: int, imports: tuple[str, ...]) -> None:
 
     for name in imports:  # modules that register extra agents (tests)
         importlib.import_module(name)
-    from engine import GameState
-
-    GameState.new(2, seed=0).legal_actions()  # load the engine's compiled kernels now, not on a move
+    from . import session  # noqa: F401 (the imports a job needs: a second or two, done before the warm-up)
 
 
 def _exit_with_parent() -> None:
@@ -118,18 +116,23 @@ def warm_job(specs: tuple[str, ...]) -> int:
     for spec in specs:
         fast = parse_spec(spec)[0] in FAST_AGENTS
         session = Session.new([spec if fast else "greedy"], seed=0, hint_spec=spec if not fast else "greedy")
+        if not fast:
+            session.hint()  # once: a hint thinks for its whole budget, and one loads every kernel
         for _ in range(2):
             if session.human_to_move:
-                if not fast:
-                    session.hint()
                 session.play(session.legal_actions()[0])
     return os.getpid()
 
 
-def _worker_main(conn, nice: int, imports: tuple[str, ...], specs: tuple[str, ...]) -> None:
-    """A worker process: warm up with the agents `specs`, then run each job that comes
-    down the pipe and send back (ok, result); end when the server closes the pipe (or dies)."""
+def _worker_main(conn, nice: int, imports: tuple[str, ...]) -> None:
+    """A worker process: import, wait for the agents to warm up with (`Pool.start`), warm
+    up, then run each job that comes down the pipe and send back (ok, result); end when the
+    server closes the pipe (or dies)."""
     _start_worker(nice, imports)
+    try:
+        specs = conn.recv()
+    except (EOFError, OSError):
+        return
     warm_job(specs)
     conn.send("ready")  # started and warm: its first job's time is the job's own
     while True:
@@ -177,7 +180,7 @@ class Pool:
         self._jobs: asyncio.Queue | None = None
         self._procs: list = [None] * workers
         self._ready = [False] * workers  # a started worker has said it is ready
-        self._specs: tuple[str, ...] = ()  # the agents each worker warms up with
+        self._specs: tuple[str, ...] | None = None  # the agents each worker warms up with, once started
         self._slots: list[asyncio.Task] = []
 
     @property
@@ -190,14 +193,22 @@ class Pool:
 
     def _spawn(self, i: int):
         parent, child = self._context.Pipe()
-        proc = self._context.Process(target=_worker_main, args=(child, self._nice, self._imports, self._specs),
-                                     daemon=True,
+        proc = self._context.Process(target=_worker_main, args=(child, self._nice, self._imports), daemon=True,
                                      name=f"play247-worker-{i}")
         proc.start()
         child.close()
         self._procs[i] = (proc, parent)
         self._ready[i] = False
+        if self._specs is not None:  # a worker replaced after `start` warms up at once
+            parent.send(self._specs)
         return proc, parent
+
+    def spawn(self) -> None:
+        """Start the worker processes now, to import while the server compiles; they warm
+        up with their agents at `start`."""
+        for i in range(self.workers):
+            if self._procs[i] is None:
+                self._spawn(i)
 
     def _kill(self, i: int) -> None:
         if self._procs[i] is not None:
@@ -214,7 +225,10 @@ class Pool:
         # (the server ran `warm_job` of every agent first, in its own process: on a cold
         # numba cache the workers load those kernels from the cache instead of compiling them)
         for i in range(self.workers):
-            self._spawn(i)
+            if self._procs[i] is None:
+                self._spawn(i)
+            else:  # spawned early (`spawn`): it waits for its agents
+                self._procs[i][1].send(self._specs)
         await asyncio.gather(*(self._call(i, warm_job, ((),), timeout=STARTUP_TIMEOUT)  # each says it is ready
                                for i in range(self.workers)))
         self._slots = [asyncio.create_task(self._serve(i)) for i in range(self.workers)]
