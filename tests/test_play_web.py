@@ -343,7 +343,7 @@ class _SleepyAgent(agents.Agent):
 @pytest.mark.slow
 def test_an_agent_that_hangs_gets_a_504_and_its_worker_is_replaced(tmp_path):
     settings = Settings(opponents=["play_web_test_sleepy"], seed=1, hint="ismcts:iterations=50", save_dir=tmp_path,
-                        workers=1, job_timeout=1.0, imports=(__name__,))  # both in the slow pool
+                        workers=1, job_timeout=1.0, imports=(__name__,))  # both in the worker pool
     with ServerThread(settings) as srv:
         c = Client(srv)
         _, state = c.call("GET", "/api/state")
