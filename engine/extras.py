@@ -21,7 +21,7 @@ from types import ModuleType
 
 # Each optional top-level module, and the extra of pyproject.toml that installs it.
 EXTRAS = {
-    "starlette": "web", "uvicorn": "web",
+    "starlette": "web", "uvicorn": "web", "httptools": "web",
     "matplotlib": "plots", "tensorboard": "plots",
     "ray": "ray",
     "pyspiel": "openspiel", "open_spiel": "openspiel",

@@ -25,6 +25,7 @@ remain the fast pictures used by the environments' ``render()``.
 
 from __future__ import annotations
 
+import functools
 import html
 import io
 import textwrap
@@ -64,8 +65,17 @@ MARK_COLORS = ("#1f5fd1", "#1a9a4a", "#8e2fc0", "#c26a00")
 
 
 # --- shapes ----------------------------------------------------------------------------------
-@dataclass
-class Rect:
+class _Shape:
+    @functools.cached_property
+    def svg(self) -> str:
+        """The shape's SVG element, written once: the shapes of the board's cells, grid and
+        numbers are made once (`_cell`, `_grid`, `_coords`), and a page of the web game
+        draws the board again on every move."""
+        return _svg_shape(self)
+
+
+@dataclass(frozen=True)
+class Rect(_Shape):
     x: float
     y: float
     w: float
@@ -77,8 +87,8 @@ class Rect:
     dash: bool = False
 
 
-@dataclass
-class Circle:
+@dataclass(frozen=True)
+class Circle(_Shape):
     cx: float
     cy: float
     r: float
@@ -87,8 +97,8 @@ class Circle:
     width: float = 1.0
 
 
-@dataclass
-class Text:
+@dataclass(frozen=True)
+class Text(_Shape):
     x: float
     y: float  # the vertical centre of the text
     text: str
@@ -99,8 +109,9 @@ class Text:
 
 
 # --- reading a state ---------------------------------------------------------------------------
-def _public(state, viewer):
-    """What the picture needs, from a GameState or a PlayerView."""
+def _public(state, viewer, caption=True):
+    """What the picture needs, from a GameState or a PlayerView (the last move's scoring
+    only for a `caption`)."""
     n = int(state.num_players)
     view_seat = getattr(state, "seat", None)  # a PlayerView knows only its own hand
     if viewer is None:
@@ -115,7 +126,7 @@ def _public(state, viewer):
                 last=int(state.last_action), scores=[int(s) for s in state.scores],
                 sizes=[int(s) for s in state.hand_sizes], bag=int(state.bag_size), turn=int(state.turn),
                 over=bool(state.is_over), current=int(state.current_player), team=bool(state.team),
-                viewer=viewer, hand=hand, breakdown=_last_breakdown(state))
+                viewer=viewer, hand=hand, breakdown=_last_breakdown(state) if caption else ())
 
 
 def _last_breakdown(state) -> tuple:
@@ -144,7 +155,7 @@ def _normalize_marks(marks) -> list[tuple[int, int, str, str]]:
 # --- layout ----------------------------------------------------------------------------------
 def _layout(state, viewer=None, caption=True, marks=None, title=None, coords=True):
     """(width, height, shapes) of the picture of `state`, in pixels."""
-    p = _public(state, viewer)
+    p = _public(state, viewer, caption)
     size = rules.BOARD_SIZE * CELL
     x0 = PAD + (EDGE if coords else 0)
     y0 = PAD + (EDGE if coords else 0) + (LINE + 4 if title else 0)
@@ -157,27 +168,9 @@ def _layout(state, viewer=None, caption=True, marks=None, title=None, coords=Tru
     last_cell = p["last"] // rules.MAX_VALUE if 0 <= p["last"] < rules.PASS_ACTION else -1
     double = set(rules.DOUBLE_TIME_CELLS)
     marked = {m[0] for m in _normalize_marks(marks)}
-    for cell in range(rules.NUM_CELLS):
-        r, c = divmod(cell, rules.BOARD_SIZE)
-        x, y = x0 + c * CELL, y0 + r * CELL
-        cx, cy = x + CELL / 2, y + CELL / 2
-        if cell in double:
-            shapes.append(Rect(x, y, CELL, CELL, DOUBLE_TINT))
-        v = int(board[r, c])
-        if v:
-            shapes.append(Rect(x + 5, y + 5, CELL - 10, CELL - 10, TILE, TILE_EDGE, 1.5, 5.0))
-            shapes.append(Text(cx, cy + 1, str(v), 22, LAST if cell == last_cell else INK, "middle", True))
-            if cell in double:
-                shapes.append(Text(x + CELL - 9, y + 12, "2×", 8.5, DOUBLE_INK, "end", True))
-        elif cell in double and cell in marked:
-            pass  # a ghost tile goes here; its "2x" goes in the corner, drawn with the mark
-        elif cell in p["timeout"]:
-            shapes.append(Circle(cx, cy, CELL * 0.34, STONE, STONE_RIM, 2.0))
-        elif cell in double:
-            shapes.append(Text(cx, cy, "2×", 13, DOUBLE_INK, "middle", True))
-    for k in range(rules.BOARD_SIZE + 1):  # grid lines
-        shapes.append(Rect(x0 + k * CELL - 0.5, y0, 1, size, GRID_LINE))
-        shapes.append(Rect(x0, y0 + k * CELL - 0.5, size, 1, GRID_LINE))
+    for cell, v in enumerate(board.ravel().tolist()):
+        shapes += _cell(x0, y0, cell, v, cell == last_cell, cell in p["timeout"], cell in marked)
+    shapes += _grid(x0, y0)
     if last_cell >= 0:
         r, c = divmod(last_cell, rules.BOARD_SIZE)
         shapes.append(Rect(x0 + c * CELL + 1.5, y0 + r * CELL + 1.5, CELL - 3, CELL - 3, None, LAST, 3.0, 4.0))
@@ -193,13 +186,50 @@ def _layout(state, viewer=None, caption=True, marks=None, title=None, coords=Tru
         if label:
             shapes.append(Text(x + 8, y + CELL - 11, label, 9.5, color, "start", True))
     if coords:
-        for k in range(rules.BOARD_SIZE):
-            shapes.append(Text(x0 + k * CELL + CELL / 2, y0 - EDGE / 2 - 3, str(k), 10, MUTED))
-            shapes.append(Text(x0 - EDGE / 2 - 3, y0 + k * CELL + CELL / 2, str(k), 10, MUTED))
+        shapes += _coords(x0, y0)
     bottom: float = y0 + size + 10
     if caption:
         bottom = _caption(p, shapes, PAD + 2, bottom, width - 2 * PAD)
     return width, bottom + PAD, shapes
+
+
+@functools.lru_cache(maxsize=4096)
+def _cell(x0, y0, cell, v, last, timeout, marked) -> tuple:
+    """The shapes of one cell holding `v` (0: empty), its tile the `last` placed, a Time
+    Out stone on it, or a ghost tile (drawn with the marks) going there."""
+    r, c = divmod(cell, rules.BOARD_SIZE)
+    x, y = x0 + c * CELL, y0 + r * CELL
+    cx, cy = x + CELL / 2, y + CELL / 2
+    double = cell in rules.DOUBLE_TIME_CELLS
+    shapes: list = [Rect(x, y, CELL, CELL, DOUBLE_TINT)] if double else []
+    if v:
+        shapes.append(Rect(x + 5, y + 5, CELL - 10, CELL - 10, TILE, TILE_EDGE, 1.5, 5.0))
+        shapes.append(Text(cx, cy + 1, str(v), 22, LAST if last else INK, "middle", True))
+        if double:
+            shapes.append(Text(x + CELL - 9, y + 12, "2×", 8.5, DOUBLE_INK, "end", True))
+    elif double and marked:
+        pass  # a ghost tile goes here; its "2x" goes in the corner, drawn with the mark
+    elif timeout:
+        shapes.append(Circle(cx, cy, CELL * 0.34, STONE, STONE_RIM, 2.0))
+    elif double:
+        shapes.append(Text(cx, cy, "2×", 13, DOUBLE_INK, "middle", True))
+    return tuple(shapes)
+
+
+@functools.lru_cache(maxsize=16)
+def _grid(x0, y0) -> tuple:
+    size = rules.BOARD_SIZE * CELL
+    return tuple(shape for k in range(rules.BOARD_SIZE + 1)
+                 for shape in (Rect(x0 + k * CELL - 0.5, y0, 1, size, GRID_LINE),
+                               Rect(x0, y0 + k * CELL - 0.5, size, 1, GRID_LINE)))
+
+
+@functools.lru_cache(maxsize=16)
+def _coords(x0, y0) -> tuple:
+    """The row and column numbers."""
+    return tuple(shape for k in range(rules.BOARD_SIZE)
+                 for shape in (Text(x0 + k * CELL + CELL / 2, y0 - EDGE / 2 - 3, str(k), 10, MUTED),
+                               Text(x0 - EDGE / 2 - 3, y0 + k * CELL + CELL / 2, str(k), 10, MUTED)))
 
 
 def _caption(p, shapes, x, y, width) -> float:
@@ -290,7 +320,7 @@ def board_svg(state, viewer: int | None = None, caption: bool = True, marks=None
     title: a line above the board. scale: multiplies the displayed size (not the layout).
     """
     width, height, shapes = _layout(state, viewer, caption, marks, title, coords)
-    body = "\n".join(_svg_shape(s) for s in shapes)
+    body = "\n".join(s.svg for s in shapes)
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width * scale:g}" height="{height * scale:g}" '
             f'viewBox="0 0 {width:g} {height:g}" font-family="{FONT}">\n'
             f'<rect x="0" y="0" width="{width:g}" height="{height:g}" fill="{PAPER}"/>\n{body}\n</svg>')

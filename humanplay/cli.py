@@ -112,7 +112,7 @@ def serve(args, opponents, hint, record, argv=None) -> int:
     import agents
     from humanplay.session import opponent_specs
 
-    for module in ("starlette", "uvicorn"):
+    for module in ("starlette", "uvicorn", "httptools"):
         require(module, "the web game (--web)")
     from humanplay.web import Settings, bind, serve
 

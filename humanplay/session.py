@@ -145,6 +145,7 @@ class Session:
         self.labels = specs[:self.seat] + [HUMAN] + specs[self.seat:]
         for spec in set(specs) | {hint_spec} if check else ():  # a rebuilt session's specs were checked
             agents.check_spec(spec)
+        self._recipes: dict[str, agents.AgentRecipe] = {}  # each label parsed once (`agents`), copies share it
         self._agents: dict | None = None
         self.hint_spec = hint_spec
         self._hint_agent = None
@@ -195,7 +196,9 @@ class Session:
         """The agent at each other seat (built on first use)."""
         if self._agents is None:
             n, team, seed = self._state.num_players, self._state.team, self.seed
-            self._agents = {s: agents.make(label, seed=None if seed is None else seed * 10 + s)
+            for label in set(self.labels) - {HUMAN} - set(self._recipes):
+                self._recipes[label] = agents.parse_agent(label)
+            self._agents = {s: self._recipes[label].build(seed=None if seed is None else seed * 10 + s)
                             for s, label in enumerate(self.labels) if s != self.seat}
             for s, agent in self._agents.items():
                 agent.reset(s, n, team)

@@ -743,11 +743,37 @@ def _static(name: str) -> Response:
 MAX_HEAD = 64 * 1024  # bytes of a request's line and headers
 
 
-# uvicorn's h11 protocol, bounded by its supported option h11_max_incomplete_event_size
-# (a longer head gets a 400). Not httptools: it has no bound (it buffers a header of any
-# size) and bounding it meant subclassing uvicorn's internal protocol class; h11 costs the
-# event loop about 0.2-0.3 ms more a request (benchmarks/RESULTS.md, 2026-12-06).
-HTTP = "h11"
+def http_protocol() -> type:
+    """uvicorn's httptools protocol with a bound on the request head, which httptools
+    lacks (it buffers a header of any size): a head still unfinished after MAX_HEAD bytes
+    gets a 400 and the connection closes. httptools spends 0.2-0.3 ms less of the event
+    loop's CPU a request than h11, uvicorn's bounded parser (benchmarks/RESULTS.md,
+    2026-12-06 and 2026-12-07); `tests/test_play_web_server.py` pins the bound, so a
+    uvicorn whose protocol class changed fails there."""
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    class BoundedHead(HttpToolsProtocol):
+        _in_head = False  # between a request's first byte and the end of its headers
+        _head_bytes = 0
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            self._in_head, self._head_bytes = True, 0
+
+        def on_headers_complete(self) -> None:
+            self._in_head = False
+            super().on_headers_complete()
+
+        def data_received(self, data: bytes) -> None:
+            if self.transport.is_closing():
+                return
+            super().data_received(data)  # parses what came (at most one read, a bounded size)
+            if self._in_head:
+                self._head_bytes += len(data)
+                if self._head_bytes > MAX_HEAD and not self.transport.is_closing():
+                    self.send_400_response(f"the request line and headers are over {MAX_HEAD} bytes")
+
+    return BoundedHead
 
 
 def uvicorn_config(settings: Settings, host: str = "127.0.0.1", port: int = 8000, verbose: bool = False,
@@ -756,7 +782,7 @@ def uvicorn_config(settings: Settings, host: str = "127.0.0.1", port: int = 8000
 
     return uvicorn.Config(make_app(settings, say), host=host, port=port, log_level="info" if verbose else "warning",
                           access_log=verbose, backlog=2048, limit_concurrency=2048, timeout_keep_alive=30,
-                          lifespan="on", http=HTTP, h11_max_incomplete_event_size=MAX_HEAD)
+                          lifespan="on", http=http_protocol())
 
 
 def _server(config, ready=None):

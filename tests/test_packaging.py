@@ -40,7 +40,7 @@ def test_the_licence_and_the_console_commands():
 
 def test_the_core_names_no_library_of_an_extra_and_every_extra_is_known():
     core = " ".join(PYPROJECT["project"]["dependencies"]).lower()
-    for library in ("starlette", "uvicorn", "ray", "tensorboard", "matplotlib", "open-spiel", "stable-baselines3"):
+    for library in ("starlette", "uvicorn", "httptools", "ray", "tensorboard", "matplotlib", "open-spiel", "stable-baselines3"):
         assert library not in core
     named = {extra for extra in extras.EXTRAS.values()}
     assert named <= set(PYPROJECT["project"]["optional-dependencies"])

@@ -23,7 +23,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # the libraries of the extras, none of which a core install may bring
-EXTRAS_LIBRARIES = ("starlette", "uvicorn", "ray", "tensorboard", "matplotlib")
+EXTRAS_LIBRARIES = ("starlette", "uvicorn", "httptools", "ray", "tensorboard", "matplotlib")
 # what a wheel is built from: the project less what is not the product
 NOT_BUILT = (".git", "build", "dist", "runs", "results", "played", "*.egg-info", "__pycache__", ".venv", "tests",
              "research", "benchmarks", "notebooks", ".pytest_cache")
