@@ -19,6 +19,7 @@ record from a tournament, the terminal or the web app opens in any of them
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import threading
 from collections.abc import Sequence
@@ -65,10 +66,17 @@ class Move:
         return self.action < rules.SHOW_BASE or not team or seat in (self.seat, rules.partner(self.seat))
 
     def public(self, seat: int, team: bool) -> dict:
-        """The move as `seat` may see it (a hidden show keeps only who showed)."""
-        visible = self.visible_to(seat, team)
-        return {"seat": self.seat, "action": self.action if visible else None,
-                "move": self.text if visible else "shows a tile to its partner", "points": self.points,
+        """The move as `seat` may see it (a hidden show keeps only who showed). The dict
+        of a visible move is made once and shared (a page lists every move again on each
+        request): do not change it."""
+        if self.visible_to(seat, team):
+            return self._in_full
+        return {"seat": self.seat, "action": None, "move": "shows a tile to its partner", "points": self.points,
+                "breakdown": ""}
+
+    @functools.cached_property
+    def _in_full(self) -> dict:
+        return {"seat": self.seat, "action": self.action, "move": self.text, "points": self.points,
                 "breakdown": self.explanation if self.action < rules.PASS_ACTION else ""}
 
 
