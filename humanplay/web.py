@@ -360,7 +360,7 @@ def view_state(view, session: Session, moves: list[dict], replies: list[dict], g
         "labels": list(session.labels), "turn": view.turn, "current": view.current_player, "over": over,
         "your_turn": bool(legal), "scores": [int(x) for x in view.scores],
         "hand_sizes": [int(x) for x in view.hand_sizes], "bag": view.bag_size,
-        "hand": [v + 1 for v in range(rules.MAX_VALUE) for _ in range(int(view.hand[v]))],
+        "hand": [v + 1 for v, count in enumerate(view.hand.tolist()) for _ in range(count)],
         "partner_shows": view.partner_shown, "legal": {str(c): v for c, v in cells.items()},
         "can_pass": rules.PASS_ACTION in legal, "shows": [a - rules.SHOW_BASE + 1 for a in legal if a >= rules.SHOW_BASE],
         "moves": moves, "replies": replies, "svg": svg,

@@ -525,3 +525,19 @@ def test_fast_agents_answer_in_the_server_as_a_worker_would(opponents):
         assert here == there
         assert session.data() == before
         session.play(action, here)
+
+
+def test_the_request_benchmark_plays_whole_games():
+    """benchmarks/web_request.py (the server's own work a request, no HTTP) runs and
+    reports; bad counts are refused."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    script = str(root / "benchmarks" / "web_request.py")
+    done = subprocess.run([sys.executable, script, "--games", "2", "--rounds", "1"], capture_output=True, text=True,
+                          timeout=300, cwd=root)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "ms CPU per request, median of 1 rounds" in done.stdout
+    bad = subprocess.run([sys.executable, script, "--games", "0"], capture_output=True, text=True, timeout=60, cwd=root)
+    assert bad.returncode == 2 and "--games and --rounds must be at least 1" in bad.stderr
