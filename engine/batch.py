@@ -104,7 +104,7 @@ def play_random_games_serial(num_games, seed, num_players):
     grid = np.zeros((layout.GRID_CELLS, layout.GRID_CHANNELS), dtype=np.int16)
     info = np.zeros(layout.INFO_LEN, dtype=np.int64)
     deal = np.empty(rules.NUM_TILES, dtype=np.int64)
-    return _play_random_games(0, num_games, seed, num_players, grid, info, deal)
+    return _play_random_games(np.int64(0), num_games, seed, num_players, grid, info, deal)  # typed: one signature
 
 
 @njit(parallel=True, cache=True)

@@ -83,7 +83,7 @@ def unseen_tiles(grid, info, seat, counts, tiles):
     """Write the tiles `seat` has not seen into `tiles` (sorted); return how many.
     `counts` (length >= 11) is scratch. Reads only what the seat sees."""
     unseen_counts_into(grid, info, seat, counts)
-    n = 0
+    n = np.int64(0)  # typed, not the literal 0: a caller could pass it on as Literal[int](0), a signature more
     for v in range(1, 11):
         for _ in range(counts[v]):
             tiles[n] = v

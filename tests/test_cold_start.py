@@ -4,6 +4,7 @@ the cold run only. (No figure is checked: speed is the benchmark's business.)"""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -69,3 +70,40 @@ def test_the_web_move_row_plays_the_move_the_page_would():
     assert _first_legal_action({"can_pass": True, "legal": {}}) == rules.PASS_ACTION
     action = _first_legal_action({"can_pass": False, "legal": {"17": [3, 5], "20": [1]}})
     assert rules.decode_action(action) == (17, 3)
+
+
+
+def _compiled_apart(decorator: ast.expr) -> bool:
+    """A decorator that makes a numba kernel compiled on its own once per argument types
+    it is called with: `kernel`, or `njit`/`jit` without inline="always" (an inlined one
+    is typed at each call site instead) and without an explicit signature (which casts)."""
+    text = ast.unparse(decorator)
+    explicit = isinstance(decorator, ast.Call) and decorator.args and isinstance(decorator.args[0], ast.Constant)
+    return text.split(".")[-1] == "kernel" or ("jit" in text and not explicit
+                                                and 'inline="always"' not in text.replace("'", '"'))
+
+
+def test_no_kernel_is_called_with_a_literal_argument():
+    """numba compiles a kernel once more for each literal argument it is called with from
+    jitted code (`True`, `0`: `Literal[bool](True)`, `Literal[int](0)`), seconds of compile
+    each (the best response compiled the rollout policy three times and the deal twice):
+    jitted code passes typed values (`np.bool_(True)`, `np.int64(0)`)."""
+    trees = {path: ast.parse(path.read_text()) for folder in ("engine", "agents", "env")
+             for path in sorted((ROOT / folder).rglob("*.py"))}
+    kernels = {node.name for tree in trees.values() for node in ast.walk(tree)
+               if isinstance(node, ast.FunctionDef) and any(_compiled_apart(d) for d in node.decorator_list)}
+    assert {"policy_placement", "rollout", "deal_copied", "greedy_choice"} <= kernels
+    found = []
+    for path, tree in trees.items():
+        jitted = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+                  and any("jit" in ast.unparse(d) or ast.unparse(d).endswith("kernel") for d in node.decorator_list)]
+        for function in jitted:
+            for call in ast.walk(function):
+                callee = getattr(call, "func", None)
+                name = getattr(callee, "id", None) or getattr(callee, "attr", None)
+                if isinstance(call, ast.Call) and name in kernels:
+                    literals = [ast.unparse(a) for a in call.args if isinstance(a, ast.Constant)
+                                or isinstance(a, ast.UnaryOp) and isinstance(a.operand, ast.Constant)]
+                    if literals:
+                        found.append(f"{path.relative_to(ROOT)}:{call.lineno} {function.name} -> {name}({literals})")
+    assert not found, found

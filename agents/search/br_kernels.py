@@ -532,7 +532,7 @@ def br_rollout_leaf(work, params, data, rng):
     while not access.is_over(info) and (depth == 0 or placements < depth):
         if is_target(model, access.current_seat(info)):
             if fast:  # the greedy rollout policy (its first key and a safety tie-break): a fraction of the cost
-                rng, p, v = policy_placement(grid, info, rng, 0, True)
+                rng, p, v = policy_placement(grid, info, rng, np.int64(0), np.bool_(True))  # typed: one signature
                 a = _PASS if p < 0 else access.placement_action(p, v)
             elif network:  # a network call per rollout move would cost ~50x a simulation: greedy stands in
                 a = greedy_action(grid, info, model.copy_grid, model.copy_info, model.scratch, model.actions,
@@ -540,7 +540,7 @@ def br_rollout_leaf(work, params, data, rng):
             else:
                 rng, a = target_action(model, grid, info, rng)
         else:
-            rng, p, v = policy_placement(grid, info, rng, epsilon, True)
+            rng, p, v = policy_placement(grid, info, rng, epsilon, np.bool_(True))
             a = _PASS if p < 0 else access.placement_action(p, v)
         apply_action(grid, info, a)
         if a < _PASS:

@@ -242,8 +242,10 @@ def expand_random(work, child_mask, num_legal, rng):
 @njit(inline="always", cache=True)
 def rollout_leaf(work, params, data, rng):
     """Roll out (at most params.depth placements, 0 = to the end) and score the position
-    as if the game had ended there. Greedy rollouts are always safe."""
-    rng, _ = rollout(work.grid, work.info, rng, params.epsilon, True, params.depth)
+    as if the game had ended there. Greedy rollouts are always safe: `np.bool_(True)`, a
+    typed value, since numba compiles a callee again for each literal argument it gets
+    (seconds of compiling for `rollout` and `policy_placement`)."""
+    rng, _ = rollout(work.grid, work.info, rng, params.epsilon, np.bool_(True), params.depth)
     simulation_rewards(work.info, work.reward, params.margin)
     return rng
 
@@ -261,7 +263,7 @@ def playout_leaf(work, params, data, rng):
 def evaluator_leaf(work, params, data, rng):
     """`rollout_leaf`, an unfinished position scored by the learned evaluator `data`
     (`tree.Evaluator`)."""
-    rng, _ = rollout(work.grid, work.info, rng, params.epsilon, True, params.depth)
+    rng, _ = rollout(work.grid, work.info, rng, params.epsilon, np.bool_(True), params.depth)
     if not access.is_over(work.info):
         evaluate_position(work.grid, work.info, data.net, data.features, data.hidden, data.best, work.reward)
     else:
