@@ -6,7 +6,7 @@ games against greedy, in this process.
     python benchmarks/web_request.py --profile          # cProfile of one round, by own time
     python benchmarks/web_request.py --root /tmp/old    # another checkout (git worktree add ...)
 
-Each round plays `--games` games (the person plays the first legal cell the page lists,
+Each round plays `--games` games (the person plays the first legal move the page lists,
 greedy replies in the server itself, every move written to a fresh SQLite file), after 3
 games to warm up. The load benchmark (`web_load.py`) measures the whole server over HTTP,
 whose CPU a request is this plus the HTTP stack and the event loop, and which swings with
@@ -28,6 +28,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.web_load import first_move  # noqa: E402 (the move the load benchmark's browsers play)
 
 
 def main() -> None:
@@ -41,7 +44,6 @@ def main() -> None:
         p.error("--games and --rounds must be at least 1")
     sys.path.insert(0, str(args.root.resolve()))
     from benchmarks.machine import describe
-    from engine import rules
     from humanplay.store import Store
     from humanplay.web import Games, Settings
 
@@ -59,9 +61,7 @@ def main() -> None:
                 requests += 1
                 if state["over"]:
                     break
-                cell, values = next(iter(state["legal"].items()), (None, None))
-                action = rules.action_id(int(cell), values[0]) if cell is not None else rules.PASS_ACTION
-                state = await games.move(sid, {"game": state["game"], "action": action})
+                state = await games.move(sid, {"game": state["game"], "action": first_move(state)})
         return requests
 
     asyncio.run(play(3))

@@ -151,9 +151,9 @@ class Session:
         self.deal_seed = deal_seed
         specs = opponent_specs(opponents, num_players)
         self.labels = specs[:self.seat] + [HUMAN] + specs[self.seat:]
-        for spec in set(specs) | {hint_spec} if check else ():  # a rebuilt session's specs were checked
-            agents.check_spec(spec)
-        self._recipes: dict[str, agents.AgentRecipe] = {}  # each label parsed once (`agents`), copies share it
+        # each spec parsed once (`_recipe`), and checked here unless rebuilt (its specs were); copies share them
+        self._recipes: dict[str, agents.AgentRecipe] = {
+            spec: agents.check_spec(spec) for spec in (set(specs) | {hint_spec} if check else ())}
         self._agents: dict | None = None
         self.hint_spec = hint_spec
         self._hint_agent = None
@@ -204,13 +204,16 @@ class Session:
         """The agent at each other seat (built on first use)."""
         if self._agents is None:
             n, team, seed = self._state.num_players, self._state.team, self.seed
-            for label in set(self.labels) - {HUMAN} - set(self._recipes):
-                self._recipes[label] = agents.parse_agent(label)
-            self._agents = {s: self._recipes[label].build(seed=None if seed is None else seed * 10 + s)
+            self._agents = {s: self._recipe(label).build(seed=None if seed is None else seed * 10 + s)
                             for s, label in enumerate(self.labels) if s != self.seat}
             for s, agent in self._agents.items():
                 agent.reset(s, n, team)
         return self._agents
+
+    def _recipe(self, spec: str) -> agents.AgentRecipe:
+        if spec not in self._recipes:
+            self._recipes[spec] = agents.parse_agent(spec)
+        return self._recipes[spec]
 
     @property
     def view(self) -> PlayerView:
@@ -403,7 +406,7 @@ class Session:
             self._compiling.join()
             self._compiling = None
         if self._hint_agent is None:
-            self._hint_agent = agents.make(self.hint_spec, seed=self.seed)
+            self._hint_agent = self._recipe(self.hint_spec).build(seed=self.seed)
             self._hint_agent.reset(self.seat, self._state.num_players, self._state.team)
         agent = getattr(self._hint_agent, "guided", None) or self._hint_agent
         legal = view.legal_actions()
