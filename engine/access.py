@@ -19,10 +19,9 @@ bit v while the seat has a tile of value v.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from . import kernel_cache, rules
-from .kernels import FITS_MASK
+from .kernels import FITS_MASK, helper
 from .layout import (
     BAG_POS, CAP, CELL_OF_PAD, CURRENT, DEAL, GRID_CELLS, GRID_CHANNELS, HAND, HAND_MASK, HAND_SIZE,
     HAND_STRIDE, INFO_LEN, LAST_ACTION, LEN_SHIFT, NUM_PLAYERS, OCCUPIED, OVER, RUN_AFTER,
@@ -66,134 +65,134 @@ def bag_of(info: np.ndarray) -> np.ndarray:
 
 
 # --- one game, inside numba kernels (inlined) ---------------------------------------------------
-@njit(inline="always", cache=True)
+@helper
 def num_players(info):
     return info[NUM_PLAYERS]
 
 
-@njit(inline="always", cache=True)
+@helper
 def is_team(info):
     """The team variant (seats 0 and 2 against 1 and 3)."""
     return info[TEAM] == 1
 
 
-@njit(inline="always", cache=True)
+@helper
 def current_seat(info):
     return info[CURRENT]
 
 
-@njit(inline="always", cache=True)
+@helper
 def is_over(info):
     return info[OVER] == 1
 
 
-@njit(inline="always", cache=True)
+@helper
 def turn(info):
     """Placements and passes made so far."""
     return info[TURN]
 
 
-@njit(inline="always", cache=True)
+@helper
 def bag_left(info):
     """Tiles still in the bag."""
     return _NUM_TILES - info[BAG_POS]
 
 
-@njit(inline="always", cache=True)
+@helper
 def last_action(info):
     """The last action id, -1 before the first."""
     return info[LAST_ACTION]
 
 
-@njit(inline="always", cache=True)
+@helper
 def score(info, seat):
     """The seat's minutes so far."""
     return info[SCORE + seat]
 
 
-@njit(inline="always", cache=True)
+@helper
 def hand_size(info, seat):
     return info[HAND_SIZE + seat]
 
 
-@njit(inline="always", cache=True)
+@helper
 def hand_count(info, seat, v):
     """How many tiles of value v (1..10) the seat holds."""
     return info[HAND + seat * HAND_STRIDE + v]
 
 
-@njit(inline="always", cache=True)
+@helper
 def hand_values(info, seat):
     """The values the seat holds, as a mask (bit v set for value v)."""
     return info[HAND_MASK + seat]
 
 
-@njit(inline="always", cache=True)
+@helper
 def shown_value(info, seat):
     """Team variant: the value the seat shows its partner, 0 for none."""
     return info[SHOWN + seat]
 
 
-@njit(inline="always", cache=True)
+@helper
 def shown_this_turn(info):
     """Team variant: 1 when the mover has already shown a tile this turn."""
     return info[SHOWN_THIS_TURN]
 
 
-@njit(inline="always", cache=True)
+@helper
 def occupied_cells(info):
     """Bitboard of the cells holding a tile."""
     return info[OCCUPIED]
 
 
-@njit(inline="always", cache=True)
+@helper
 def timeout_cells(info):
     """Bitboard of the Time Out stones."""
     return info[TIMEOUT]
 
 
-@njit(inline="always", cache=True)
+@helper
 def tile_value(grid, p):
     """The tile on padded cell p, 0 when empty."""
     return grid[p, VAL]
 
 
-@njit(inline="always", cache=True)
+@helper
 def capacity(grid, p):
     """The largest value that still fits on open cell p (0: a Time Out)."""
     return grid[p, CAP]
 
 
-@njit(inline="always", cache=True)
+@helper
 def values_that_fit(grid, p, values):
     """The values of the mask `values` that fit on open cell p, as a mask."""
     return values & FITS_MASK[grid[p, CAP]]
 
 
-@njit(inline="always", cache=True)
+@helper
 def run_before(grid, p, axis):
     """The packed tile run just before empty cell p on `axis` (index into rules.AXES):
     read it with `run_sum` and `run_length`."""
     return grid[p, RUN_BEFORE + 2 * axis]
 
 
-@njit(inline="always", cache=True)
+@helper
 def run_after(grid, p, axis):
     """The packed tile run just after empty cell p on `axis`."""
     return grid[p, RUN_AFTER + 2 * axis]
 
 
-@njit(inline="always", cache=True)
+@helper
 def run_sum(run):
     return run & SUM_MASK
 
 
-@njit(inline="always", cache=True)
+@helper
 def run_length(run):
     return run >> LEN_SHIFT
 
 
-@njit(inline="always", cache=True)
+@helper
 def placement_action(p, v):
     """The action id of placing value v on padded cell p (`rules.action_id` in kernels)."""
     return CELL_OF_PAD[p] * _MAX_VALUE + v - 1

@@ -85,6 +85,12 @@ _LOW32 = np.uint64(0xFFFFFFFF)
 # reference counting (NRT): its incref/decref calls around inlined helpers survive
 # numba's pruning pass in larger kernels and would dominate their run time.
 kernel = njit(cache=True, _nrt=False)
+# The kernels' helpers: each compiled once per argument types as a function of its own,
+# marked for LLVM to inline into every caller (numba's `forceinline`). numba's own inlining
+# (`inline="always"`) copies and types a helper's IR again at every call site, 40-46% of a
+# kernel's compile; LLVM's runs as fast and compiles the engine's searches in about two
+# thirds of the time (benchmarks/RESULTS.md: cold-start, 2026-12-07 18:15).
+helper = njit(forceinline=True, cache=True, _nrt=False)
 
 
 @intrinsic
@@ -117,13 +123,13 @@ def _trailing_zeros(typingctx, x):
 # arithmetic "no signed wrap": `x - 1` or `-x` on a board holding bit 63 (cell (6, 6))
 # would be undefined behaviour that LLVM really exploits. Bit tricks therefore go
 # through uint64, in these two helpers.
-@njit(inline="always", cache=True)
+@helper
 def lowest_bit_index(x):
     """Index of the lowest set bit of a non-zero bitboard."""
     return np.int64(_trailing_zeros(np.uint64(x)))
 
 
-@njit(inline="always", cache=True)
+@helper
 def without_lowest_bit(x):
     """The bitboard with its lowest set bit cleared."""
     u = np.uint64(x)
@@ -133,7 +139,7 @@ def without_lowest_bit(x):
 _H80 = np.uint64(0x8080808080808080)
 
 
-@njit(inline="always", cache=True)
+@helper
 def select_bit_broadword(x, j):
     """Index of the j-th (0-based) set bit of bitboard x; j < popcount(x).
     Branch-free (broadword select): the bytes' running bit counts, compared with j in
@@ -179,7 +185,7 @@ def _deposit(typingctx, x, mask):
     return types.uint64(types.uint64, types.uint64), codegen
 
 
-@njit(inline="always", cache=True)
+@helper
 def select_bit_deposit(x, j):
     """`select_bit` with PDEP: bit j deposited at x's set bits, then the zeros below it
     counted (as the native C build does: 12-19% more random playouts a second, 2026-12-07)."""
@@ -190,13 +196,13 @@ def select_bit_deposit(x, j):
 select_bit = select_bit_deposit if HAS_FAST_PDEP else select_bit_broadword
 
 
-@njit(inline="always", cache=True)
+@helper
 def popcount64(x):
     """Number of set bits of a bitboard."""
     return np.int64(_count_ones(np.uint64(x)))
 
 
-@njit(inline="always", cache=True)
+@helper
 def _bit(p):
     return np.int64(1) << p
 
@@ -207,7 +213,7 @@ _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 
 
-@njit(inline="always", cache=True)
+@helper
 def rng_next(state):
     """Advance a splitmix64 state; return (new_state, 64 random bits)."""
     state = state + _GOLDEN
@@ -217,7 +223,7 @@ def rng_next(state):
     return state, z ^ (z >> np.uint64(31))
 
 
-@njit(inline="always", cache=True)
+@helper
 def rng_below(state, n):
     """Advance the state; return (new_state, a uniform int in [0, n)) for 0 < n < 2**32."""
     state, z = rng_next(state)
@@ -237,7 +243,7 @@ def shuffle_deal(seed, out):
         out[ix(j)] = t
 
 
-@njit(inline="always", cache=True)
+@helper
 def copy_state(grid, info, out_grid, out_info):
     """Copy one state into another (explicit loops: a slice copy would need NRT).
     The grid is copied through flat views (`flat_grid`), which numba compiles to a
@@ -274,7 +280,7 @@ def flat_grid(typingctx, grid):
     return flat(grid), codegen
 
 
-@njit(inline="always", cache=True)
+@helper
 def at(p, channel):
     """Index of (cell p, channel) in `flat_grid`; p >= 0."""
     return np.uint64(p * GRID_CHANNELS + channel)
@@ -287,7 +293,7 @@ EMPTY_GRID = np.zeros(_GRID_SIZE, dtype=np.int16)
 EMPTY_GRID[PAD_OF_CELL * GRID_CHANNELS + CAP] = MAX_CAP
 
 
-@njit(inline="always", cache=True)
+@helper
 def _clear_board(grid):
     g = flat_grid(grid)
     for k in range(_GRID_SIZE):
@@ -314,13 +320,13 @@ def reset(grid, info, deal, num_players, team):
     put_tile(grid, info, PAD_OF_CELL[rules.START_CELL], info[DEAL])
 
 
-@njit(inline="always", cache=True)
+@helper
 def ix(k):
     """An index known to be >= 0, as numba indexes without the negative-index fix-up."""
     return np.uint64(k)
 
 
-@njit(inline="always", cache=True)
+@helper
 def add_to_hand(info, seat, v):
     """Give the seat one tile of value v (its count, value mask and hand size)."""
     info[ix(HAND + seat * 11 + v)] += 1
@@ -328,7 +334,7 @@ def add_to_hand(info, seat, v):
     info[ix(HAND_SIZE + seat)] += 1
 
 
-@njit(inline="always", cache=True)
+@helper
 def _remove_from_hand(info, seat, v):
     """Take one tile of value v from the seat's hand (without branches: whether it was
     the last of its value is a coin flip in random play, so a branch would mispredict)."""
@@ -346,13 +352,13 @@ def _remove_from_hand(info, seat, v):
 CAP_UNIT = np.array([(1 << (CAP_FIELD_BITS * c)) >> CAP_FIELD_BITS for c in range(MAX_CAP + 1)], dtype=np.int64)
 
 
-@njit(inline="always", cache=True)
+@helper
 def cap_unit(c):
     """One open cell of capacity c in the packed counts (0 for c = 0: Time Outs aren't counted)."""
     return CAP_UNIT[ix(c)]
 
 
-@njit(inline="always", cache=True)
+@helper
 def _update_end(g, e, other, room, front, timeout, counts):
     """Cell `e` lies just past an end of a line that leaves `room` (24 - its sum): lower
     its capacity; it joins the frontier (if not already in), and it gets a Time Out
@@ -390,7 +396,7 @@ def _merge_axis(g, p, v, step, before, after, left, right, front, timeout, count
     return merged, front, timeout, counts
 
 
-@njit(inline="always", cache=True)
+@helper
 def _put_tile(grid, info, p, v):
     """Put value v on empty frontier cell p and update the incremental state.
     Returns the four merged lines (row, col, diag, anti)."""
@@ -433,7 +439,7 @@ def put_tile(grid, info, p, v):
 AXIS_STEPS = np.array([1, 8, 9, 7], dtype=np.int64)  # row, column, diagonal, anti-diagonal
 
 
-@njit(inline="always", cache=True)
+@helper
 def _patterns_one_side(grid, p, v, d):
     """Walking from p by d, how many tiles in a row continue each pattern with v:
     (falling by one a tile, rising by one a tile, equal to v)."""
@@ -462,7 +468,7 @@ def _patterns_one_side(grid, p, v, d):
     return falling, rising, same
 
 
-@njit(inline="always", cache=True)
+@helper
 def _runs_and_set(grid, p, v, step):
     """(run up, run down, set) through p on the axis of `step` for a tile v on p, each
     the stretch's length, or 0 below 3. One walk to each side follows the three patterns
@@ -482,7 +488,7 @@ NEAR_VALUES = np.array([0] + [(0b111 << (w - 1)) & (((1 << (MAX_CAP + 1)) - 1) &
                        dtype=np.int64)
 
 
-@njit(inline="always", cache=True)
+@helper
 def _may_run_or_set(grid, p, v, step, line):
     """1 if a tile v on p could make a run or set on this axis, its line (packed
     sum | length << 8, p included) given: the line holds 3 tiles and a neighbour of p
@@ -492,14 +498,14 @@ def _may_run_or_set(grid, p, v, step, line):
     return near & np.int64((line >> LEN_SHIFT) >= 3)
 
 
-@njit(inline="always", cache=True)
+@helper
 def _axes_to_walk(grid, p, v, m0, m1, m2, m3):
     """Bit a set for each axis a whose line (m0..m3) could hold a run or set with v on p."""
     return (_may_run_or_set(grid, p, v, 1, m0) | (_may_run_or_set(grid, p, v, 8, m1) << 1)
             | (_may_run_or_set(grid, p, v, 9, m2) << 2) | (_may_run_or_set(grid, p, v, 7, m3) << 3))
 
 
-@njit(inline="always", cache=True)
+@helper
 def _axis_sums(merged):
     """(sum7, sum24, 24-in-7) of one merged line (packed sum | length << 8), each 0 or 1
     (no branches: straight-line helpers are the cheapest for numba to inline)."""
@@ -509,7 +515,7 @@ def _axis_sums(merged):
     return np.int64((line_sum == 7) & (length >= 2)), is24, is24 & np.int64(length == 7)
 
 
-@njit(inline="always", cache=True)
+@helper
 def _record_sums(info, axis, is7, is24, in7):
     """Write one axis's sums into the breakdown and clear its runs and set."""
     bd = BREAKDOWN + axis * BD_PER_AXIS
@@ -521,7 +527,7 @@ def _record_sums(info, axis, is7, is24, in7):
     info[bd + BD_SET] = 0
 
 
-@njit(inline="always", cache=True)
+@helper
 def _score(grid, info, p, v, m0, m1, m2, m3):
     """Minutes of placing v on p, the four merged lines given; fills the breakdown."""
     a7, a24, a_in = _axis_sums(m0)
@@ -556,7 +562,7 @@ def _score(grid, info, p, v, m0, m1, m2, m3):
 _ONE = 1 << LEN_SHIFT  # a run of length 1 and sum 0: the new tile's own place in its lines
 
 
-@njit(inline="always", cache=True)
+@helper
 def lines_through(grid, p):
     """The four lines through the empty cell p, each packed ``sum | length << 8`` with the
     cell itself counted in the length but not yet in the sum: add a value v to get the
@@ -568,7 +574,7 @@ def lines_through(grid, p):
     return r0, r1, r2, r3
 
 
-@njit(inline="always", cache=True)
+@helper
 def _sum_minutes(v, r0, r1, r2, r3):
     """Minutes of the sums of 7 and 24, 24-in-7 and 24/7 pairs that v makes with the
     four lines (`lines_through`), before Double Time."""
@@ -598,20 +604,20 @@ def _run_set_minutes(grid, p, v, r0, r1, r2, r3):
     return total
 
 
-@njit(inline="always", cache=True)
+@helper
 def _doubled(p, total):
     """Minutes `total` scored on p after Double Time (a 2x cell doubles a scoring move)."""
     return total << (IS_DOUBLE_TIME[ix(p)] & -np.int64(total > 0))
 
 
-@njit(inline="always", cache=True)
+@helper
 def points_on_lines(grid, p, v, r0, r1, r2, r3):
     """The minutes placing v on the open cell p would score now, its four lines given
     (`lines_through`); the state is not changed and legality is not checked."""
     return _doubled(p, _sum_minutes(v, r0, r1, r2, r3) + _run_set_minutes(grid, p, v, r0, r1, r2, r3))
 
 
-@njit(inline="always", cache=True)
+@helper
 def points_if_placed(grid, p, v):
     """The minutes placing v on the open cell p would score now (the state is not
     changed; legality is not checked)."""
@@ -641,7 +647,7 @@ BOTH_SIDES = np.array([[0 if x == 0 or y == 0 else
                         for y in range(_MAX_VALUE + 1)] for x in range(_MAX_VALUE + 1)], dtype=np.int64)
 
 
-@njit(inline="always", cache=True)
+@helper
 def _axis_run_set_candidates(grid, p, step, line):
     """Bitmask of the values that could make a run or set on this axis of empty cell p
     (a superset): those making one of 3 with the two tiles on one side or the tiles on
@@ -656,7 +662,7 @@ def _axis_run_set_candidates(grid, p, step, line):
     return ONE_SIDE[a, a2] | ONE_SIDE[b, b2] | BOTH_SIDES[a, b]
 
 
-@njit(inline="always", cache=True)
+@helper
 def sum_candidates(r0, r1, r2, r3):
     """Bit v set for every value completing one of the four lines (`lines_through`) to a
     sum of 7 or 24."""
@@ -664,7 +670,7 @@ def sum_candidates(r0, r1, r2, r3):
             | SUM_BITS[r2 & SUM_MASK] | SUM_BITS[r3 & SUM_MASK])
 
 
-@njit(inline="always", cache=True)
+@helper
 def run_set_candidates(grid, p, r0, r1, r2, r3):
     """Bit v set for every value that could make a run or set on the empty cell p, its
     lines given; any other value scores only by its sums (`placement_points`)."""
@@ -675,7 +681,7 @@ def run_set_candidates(grid, p, r0, r1, r2, r3):
 # Kernels that score every (open cell, value) pair each walk the open cells themselves
 # and call this once per cell: numba has no cheap callback to hand one walk the different
 # work each does per pair (best per seat, ties, keys, observation planes).
-@njit(inline="always", cache=True)
+@helper
 def scoring_setup(grid, p, values):
     """What scoring values on open cell p needs, read once per cell: its four lines
     (`lines_through`), ``run_set`` (`run_set_candidates`, for `placement_points`) and
@@ -685,7 +691,7 @@ def scoring_setup(grid, p, values):
     return r0, r1, r2, r3, run_set, values & (sum_candidates(r0, r1, r2, r3) | run_set)
 
 
-@njit(inline="always", cache=True)
+@helper
 def placement_points(grid, p, v, r0, r1, r2, r3, run_set):
     """Minutes of placing v on the open cell p without placing it, given its lines
     (`lines_through`) and ``run_set = run_set_candidates(grid, p, r0, r1, r2, r3)``: a
@@ -698,13 +704,13 @@ def placement_points(grid, p, v, r0, r1, r2, r3, run_set):
 
 
 # --- whole moves ----------------------------------------------------------------------------
-@njit(inline="always", cache=True)
+@helper
 def open_cells_with_capacity(info, c):
     """How many open cells take values up to exactly c (c = 1..10)."""
     return (info[CAP_COUNTS] >> (CAP_FIELD_BITS * (c - 1))) & 63
 
 
-@njit(inline="always", cache=True)
+@helper
 def max_open_capacity(info):
     """The largest value that fits on some open cell (0 when none)."""
     counts = info[CAP_COUNTS]
@@ -714,12 +720,12 @@ def max_open_capacity(info):
     return 0
 
 
-@njit(inline="always", cache=True)
+@helper
 def can_place(info, seat, max_cap):
     return LOWEST_VALUE[ix(info[ix(HAND_MASK + seat)])] <= max_cap
 
 
-@njit(inline="always", cache=True)
+@helper
 def can_place_now(info, seat):
     """Whether the seat holds a tile that fits an open cell (`can_place` with the largest
     open capacity), read from the packed counts with one shift: some open cell takes the
@@ -727,7 +733,7 @@ def can_place_now(info, seat):
     return (info[CAP_COUNTS] >> np.int64(LOWEST_FIELD[ix(info[ix(HAND_MASK + seat)])])) != 0
 
 
-@njit(inline="always", cache=True)
+@helper
 def _end_turn(info):
     """Advance to the next seat; the game is over once no seat can place."""
     n = info[NUM_PLAYERS]
@@ -743,7 +749,7 @@ def _end_turn(info):
     info[OVER] = over
 
 
-@njit(inline="always", cache=True)
+@helper
 def place(grid, info, p, v):
     """The mover places v on padded cell p (assumed legal). Returns the minutes.
     Inlined only into the engine's own game loops (`apply_action`, `random_playout`, where
@@ -764,7 +770,7 @@ def place(grid, info, p, v):
     return points
 
 
-@njit(inline="always", cache=True)
+@helper
 def _note_placement(info, seat, v):
     """Keep the seat's pass facts (layout.PASS_CAP) true after it placed v: a tile above
     the cap may have been one of the tiles held since the pass, a smaller one was not."""
@@ -775,7 +781,7 @@ def _note_placement(info, seat, v):
             info[PASS_CAP + seat] = 0
 
 
-@njit(inline="always", cache=True)
+@helper
 def _note_pass(info, seat):
     """Record what the mover's pass makes public: every tile of its hand is above the
     largest open capacity. If every current tile was already known to be above an older,
@@ -815,12 +821,12 @@ def apply_action(grid, info, action):
 
 
 # --- legality -----------------------------------------------------------------------------
-@njit(inline="always", cache=True)
+@helper
 def open_cells(info):
     return info[FRONTIER] & ~info[TIMEOUT]
 
 
-@njit(inline="always", cache=True)
+@helper
 def mover_can_place(info):
     return can_place_now(info, info[CURRENT])
 
@@ -887,7 +893,7 @@ def legal_mask(grid, info, mask):
     mark_pass_and_shows(info, mask, any_placement != 0)
 
 
-@njit(inline="always", cache=True)
+@helper
 def mark_placements(mask, cell, fits):
     """Set the mask entries of placing each value of the bit set `fits` on `cell` (and
     clear the other values of that cell): ten stores, no branches."""
@@ -896,7 +902,7 @@ def mark_placements(mask, cell, fits):
         mask[base + v] = (fits >> v) & 1
 
 
-@njit(inline="always", cache=True)
+@helper
 def mark_pass_and_shows(info, mask, any_placement):
     """The rest of the mover's legal mask once its placements are marked: pass when no
     placement is legal; else, in the team variant, the shows still allowed this turn."""
@@ -912,7 +918,7 @@ def mark_pass_and_shows(info, mask, any_placement):
 
 
 # --- random play ------------------------------------------------------------------------
-@njit(inline="always", cache=True)
+@helper
 def count_placements(info):
     """How many legal placements the mover has (without listing them)."""
     mask = info[HAND_MASK + info[CURRENT]]
@@ -924,7 +930,7 @@ def count_placements(info):
     return total
 
 
-@njit(inline="always", cache=True)
+@helper
 def random_placement(grid, info, rng):
     """Pick a uniformly random legal placement for the mover without listing them.
     Returns (rng, padded cell, value), or cell -1 when only pass is legal.
@@ -998,7 +1004,7 @@ def ranking(info, places):
         places[seat] = ahead
 
 
-@njit(inline="always", cache=True)
+@helper
 def _beats(info, a, b):
     sa, sb = info[SCORE + a], info[SCORE + b]
     return sa > sb or (sa == sb and info[HAND_SIZE + a] < info[HAND_SIZE + b])
@@ -1038,7 +1044,7 @@ def rewards(info, out):
 LEAD_SCALE = 100.0  # minutes: a lead's margin is tanh(lead / LEAD_SCALE)
 
 
-@njit(inline="always", cache=True)
+@helper
 def side_lead(scores, team, seat):
     """`seat`'s minute lead, given every seat's minutes `scores`: its side's minutes minus
     the mean of the opposing sides' minutes. A side is a seat, or in the team variant
@@ -1057,13 +1063,13 @@ def side_lead(scores, team, seat):
     return mine - (total - mine) / (sides - 1)
 
 
-@njit(inline="always", cache=True)
+@helper
 def lead_margin(lead):
     """A lead's margin, tanh(lead / LEAD_SCALE): in (-1, 1), about +-0.76 at 100 minutes."""
     return np.tanh(lead / LEAD_SCALE)
 
 
-@njit(inline="always", cache=True)
+@helper
 def seat_margin(info, seat):
     """`seat`'s margin in the game `info`: `lead_margin` of its `side_lead`."""
     scores = info[SCORE:SCORE + info[NUM_PLAYERS]]
