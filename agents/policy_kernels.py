@@ -16,7 +16,6 @@ at random). epsilon = 1 is the random rollout, 0 the greedy rollout.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from engine import kernel_cache, rules
 from engine.access import (capacity, current_seat, hand_count, hand_size, hand_values, is_over, num_players,
@@ -24,7 +23,7 @@ from engine.access import (capacity, current_seat, hand_count, hand_size, hand_v
                            values_that_fit)
 from engine.determinize import BINOMIAL, unseen_counts_into
 from engine.kernels import (
-    POPCOUNT, apply_action, copy_state, kernel, legal_placements, lowest_bit_index, open_cells, pass_turn,
+    POPCOUNT, apply_action, copy_state, helper, kernel, legal_placements, lowest_bit_index, open_cells, pass_turn,
     placement_points, random_placement, random_playout, rng_below, rng_next, scoring_setup,
     without_lowest_bit,
 )
@@ -99,7 +98,7 @@ _ON_BOARD64 = np.int64(ON_BOARD)
 _STEP0, _STEP1, _STEP2, _STEP3 = AXIS_STEP  # padded step of each axis of rules.AXES
 
 
-@njit(inline="always", cache=True)
+@helper
 def _axis_safe(grid, p, axis, step):
     """Values that open no 7 or 24 for the next player at either end of this axis."""
     rb = run_before(grid, p, axis)
@@ -115,7 +114,7 @@ def _axis_safe(grid, p, axis, step):
     return m
 
 
-@njit(inline="always", cache=True)
+@helper
 def safe_values(grid, p):
     """Values that, placed on p, leave the next player no new sum of 7 or 24 next to
     the lines through p (a cheap stand-in for the greedy agent's threat count; runs,
@@ -425,7 +424,7 @@ def _value_points(grid, q, values, out):
         out[u] = placement_points(grid, q, u, r0, r1, r2, r3, run_set)
 
 
-@njit(inline="always", cache=True)
+@helper
 def _line_ends(grid, p):
     """Bitboard of p and the cells just past both ends of the four lines through p (the
     only cells whose minutes a tile on p changes)."""
@@ -443,7 +442,7 @@ def _line_ends(grid, p):
     return touched
 
 
-@njit(inline="always", cache=True)
+@helper
 def _expected_best(best, counts, total, held):
     """E[the most minutes among the values a hand of `held` tiles drawn from the `total`
     unseen ones (counts[u] of value u) holds], given best[u] minutes per value: the

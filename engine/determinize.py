@@ -43,10 +43,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from . import kernel_cache, rules
-from .kernels import add_to_hand, can_place_now, copy_state, ix, kernel, rng_below, rng_next
+from .kernels import add_to_hand, can_place_now, copy_state, helper, ix, kernel, rng_below, rng_next
 from .layout import (BAG_POS, DEAL, HAND, HAND_MASK, HAND_SIZE, NUM_PLAYERS, OVER, PAD_OF_CELL,
                      PASS_CAP, PASS_HELD, SHOWN, TEAM, VAL)
 
@@ -63,7 +62,7 @@ BINOMIAL = np.array([[math.comb(n, k) for k in range(_NUM_TILES + 1)] for n in r
                     dtype=np.float64)
 
 
-@njit(inline="always", cache=True)
+@helper
 def unseen_counts_into(grid, info, seat, counts):
     """counts[v] = how many tiles of value v the seat has not seen (v = 1..10); for
     kernels (Python code calls `unseen_counts`). Reads only what the seat sees."""
@@ -78,7 +77,7 @@ def unseen_counts_into(grid, info, seat, counts):
         counts[info[SHOWN + partner]] -= 1
 
 
-@njit(inline="always", cache=True)
+@helper
 def unseen_tiles(grid, info, seat, counts, tiles):
     """Write the tiles `seat` has not seen into `tiles` (sorted); return how many.
     `counts` (length >= 11) is scratch. Reads only what the seat sees."""
@@ -91,7 +90,7 @@ def unseen_tiles(grid, info, seat, counts, tiles):
     return n
 
 
-@njit(inline="always", cache=True)
+@helper
 def deal_unseen(grid, info, seat, tiles, n, rng, out_grid, out_info):
     """Copy the state into (out_grid, out_info) and deal the `n` unseen `tiles` afresh
     (they are reordered in place) to the other hands, the bag and the removed tiles,
@@ -144,7 +143,7 @@ def _deal_fallback(info, seat, tiles, n, rng, out_info):
     return rng
 
 
-@njit(inline="always", cache=True)
+@helper
 def _another_can_place(info, seat):
     for other in range(info[NUM_PLAYERS]):
         if other != seat and can_place_now(info, other):
@@ -152,7 +151,7 @@ def _another_can_place(info, seat):
     return False
 
 
-@njit(inline="always", cache=True)
+@helper
 def _hand_need(info, seat, other):
     """How many of the tiles a world for `seat` deals to `other` must be above its pass
     cap: its pass fact, less the partner's shown tile if `seat` sees it (not dealt)."""
@@ -169,7 +168,7 @@ def _hand_need(info, seat, other):
     return min(held, slots)
 
 
-@njit(inline="always", cache=True)
+@helper
 def _hand_slots(info, seat, other):
     """How many tiles of `other`'s hand a world for `seat` deals (a shown tile is kept)."""
     if info[TEAM] == 1 and other == rules.partner(seat) and info[SHOWN + other] > 0:
@@ -177,7 +176,7 @@ def _hand_slots(info, seat, other):
     return info[HAND_SIZE + other]
 
 
-@njit(inline="always", cache=True)
+@helper
 def _next_constrained(info, seat, done):
     """The next seat (not `seat`, not in the bitmask `done`) whose hand must hold tiles
     above its pass cap: the highest cap first, then the most tiles; -1 when none."""
@@ -194,7 +193,7 @@ def _next_constrained(info, seat, done):
     return best
 
 
-@njit(inline="always", cache=True)
+@helper
 def _clear_other_hands(info, seat, out_info):
     """Empty every other hand of the world (keeping a partner's shown tile the seat
     sees, dropping one it does not). Returns 0, the first undealt tile."""
@@ -214,7 +213,7 @@ def _clear_other_hands(info, seat, out_info):
     return 0
 
 
-@njit(inline="always", cache=True)
+@helper
 def _draw_constrained_hands(info, seat, tiles, n, rng, out_info):
     """One proposal (module doc): deal every constrained hand from tiles[k:n], moving its
     tiles to the front. Returns (rng, k = the first tile not dealt, the probability of
@@ -252,7 +251,7 @@ def _draw_constrained_hands(info, seat, tiles, n, rng, out_info):
         rng, k = _pick(out_info, other, tiles, k, n, cap, False, slots - count, rng)
 
 
-@njit(inline="always", cache=True)
+@helper
 def _hypergeometric(pool, high, draws, x):
     """P(x of `draws` tiles drawn from `pool` tiles are among its `high` ones)."""
     if x < 0 or x > high or draws - x > pool - high or draws > pool:
@@ -260,7 +259,7 @@ def _hypergeometric(pool, high, draws, x):
     return BINOMIAL[high, x] * BINOMIAL[pool - high, draws - x] / BINOMIAL[pool, draws]
 
 
-@njit(inline="always", cache=True)
+@helper
 def _tail(pool, high, draws, need):
     """P(at least `need` of `draws` tiles from `pool` are among its `high` ones)."""
     total = 0.0
@@ -269,7 +268,7 @@ def _tail(pool, high, draws, need):
     return total
 
 
-@njit(inline="always", cache=True)
+@helper
 def _pick(out_info, other, tiles, k, n, cap, above, count, rng):
     """Move `count` tiles chosen uniformly among tiles[k:n] above `cap` (`above`) or not
     above it to tiles[k:k+count], adding each to `other`'s hand. Returns (rng, k + count);
@@ -294,7 +293,7 @@ def _pick(out_info, other, tiles, k, n, cap, above, count, rng):
     return rng, k
 
 
-@njit(inline="always", cache=True)
+@helper
 def _shuffle(tiles, lo, hi, rng):
     """Fisher-Yates shuffle of tiles[lo:hi]. Returns the advanced rng."""
     for i in range(hi - 1, lo, -1):
@@ -305,7 +304,7 @@ def _shuffle(tiles, lo, hi, rng):
     return rng
 
 
-@njit(inline="always", cache=True)
+@helper
 def _deal_rest(info, seat, tiles, k, out_info):
     """Fill the other hands up to their sizes, then the bag and the removed tiles, from
     tiles[k:] in order; zero the consumed part of the deal (hidden history)."""

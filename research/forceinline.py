@@ -23,10 +23,12 @@ for ``forceinline=True``, and measures each against the base itself ("head" belo
     python research/forceinline.py --variants kernels               # the engine's helpers (shipped)
     python research/forceinline.py --variants all determinize core  # others (about 5 min each)
 
-RESULTS.md: "2026-12-07, 18:15-19:40 UTC" (cold-start.md)
-Verdict: the engine's helpers (`engine/kernels.py`, `engine/access.py`) are
-`engine.kernels.helper`s now (a third less compile, the same speed); the other modules'
-helpers gained less on their own and stay inlined by numba.
+RESULTS.md: "2026-12-07, 18:15-20:00 UTC" (cold-start.md)
+Verdict: the helpers of the engine (`engine/kernels.py`, `engine/access.py`), then of the
+world deal and the policies (`engine/determinize.py`, `agents/policy_kernels.py`,
+`agents/networks/evaluator.py`) are `engine.kernels.helper`s now (a third less compile,
+the same speed); the search core's compiled slower and the env's gained nothing: they
+stay inlined by numba.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ MODULES = {
     "env": ["env/observation.py", "env/step_kernels.py"],
     "br": ["agents/search/br_kernels.py"],
 }
+MODULES["deal+policy"] = [*MODULES["determinize"], *MODULES["policy"]]
 MODULES["all"] = [*{f for files in MODULES.values() for f in files}, "engine/batch.py"]
 
 FIRST_MOVE = """

@@ -41,7 +41,7 @@ from numba import njit
 from engine import kernel_cache, kernels, rules
 from engine.access import (bag_left, current_seat, hand_count, hand_size, hand_values, is_team,
                            num_players, occupied_cells, score, timeout_cells, turn, values_that_fit)
-from engine.kernels import lowest_bit_index, open_cells, open_cells_with_capacity, without_lowest_bit
+from engine.kernels import helper, lowest_bit_index, open_cells, open_cells_with_capacity, without_lowest_bit
 
 kernel_cache.register(__name__, "the agents' features and evaluators", 12)
 
@@ -54,7 +54,7 @@ HEADER = 4  # a packed MLP: [inputs, hidden1, hidden2, outputs, W1, b1, W2, b2, 
 _MAX_VALUE = rules.MAX_VALUE
 
 
-@njit(inline="always", cache=True)
+@helper
 def _best_points(grid, info, best):
     """best[seat] = the most minutes `seat` could score with one placement now."""
     n = num_players(info)
@@ -79,7 +79,7 @@ def _best_points(grid, info, best):
                     best[s] = points
 
 
-@njit(inline="always", cache=True)
+@helper
 def _features(grid, info, best, out):
     """The mover's features (module table) into out, given `_best_points`."""
     n = num_players(info)
@@ -140,7 +140,7 @@ def batch_mover_features(grid, info, out):
             out[i, k] = row[k]
 
 
-@njit(inline="always", cache=True)
+@helper
 def _affine(net, weights, bias, x, num_in, num_out, relu, out):
     """out = bias + (ReLU of, if `relu`) x @ W, W stored row-major at net[weights:]; zero
     inputs are skipped (most features are 0: empty seats, values not held)."""
@@ -158,7 +158,7 @@ def _affine(net, weights, bias, x, num_in, num_out, relu, out):
                 out[j] += xi * w[row + j]
 
 
-@njit(inline="always", cache=True)
+@helper
 def _forward(net, x, h1, h2, out):
     """out[k] = output k of the packed MLP (see `pack_mlp`) on the features x; h1, h2
     are scratch rows of at least the hidden widths."""
