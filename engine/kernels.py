@@ -435,7 +435,7 @@ def put_tile(grid, info, p, v):
 # Runs and sets need board walks; they are rare (about 2% of placements), so every scorer
 # first decides from the two neighbours on each axis whether a walk can find anything and
 # then walks only those axes, in one loop over the axes: one copy of the walk per scorer
-# instead of twelve keeps numba's compile time down (it inlines, and copies, every helper).
+# instead of twelve keeps the compile time down (every inlined copy is optimised again).
 AXIS_STEPS = np.array([1, 8, 9, 7], dtype=np.int64)  # row, column, diagonal, anti-diagonal
 
 
@@ -754,7 +754,7 @@ def place(grid, info, p, v):
     """The mover places v on padded cell p (assumed legal). Returns the minutes.
     Inlined only into the engine's own game loops (`apply_action`, `random_playout`, where
     a call is a visible part of a random playout); other modules' kernels call `apply_action`,
-    since every inlined copy of the placement code costs seconds of compile time."""
+    since every inlined copy of the placement code costs LLVM seconds of compile time."""
     seat = info[CURRENT]
     m0, m1, m2, m3 = _put_tile(grid, info, p, v)
     points = _score(grid, info, p, v, m0, m1, m2, m3)

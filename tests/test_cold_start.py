@@ -110,3 +110,23 @@ def test_no_kernel_is_called_with_a_literal_argument():
                     if literals:
                         found.append(f"{path.relative_to(ROOT)}:{call.lineno} {function.name} -> {name}({literals})")
     assert not found, found
+
+
+def test_the_kernels_helpers_are_inlined_by_llvm_not_by_numba():
+    """The helpers of the engine, the world deal and the policies are `engine.kernels.helper`s
+    (numba's `forceinline`: compiled once, inlined by LLVM), not `inline="always"` (numba
+    copies and types the helper again at every call site): a third of the cold compile
+    (benchmarks/RESULTS.md, cold-start 2026-12-07 18:15)."""
+    from engine.kernels import place
+
+    assert place.targetoptions["forceinline"] is True and place.targetoptions["_nrt"] is False  # a helper
+    files = ["engine/kernels.py", "engine/access.py", "engine/determinize.py", "agents/policy_kernels.py",
+             "agents/networks/evaluator.py"]
+    numba_inlined = [f"{name}:{node.lineno} {node.name}" for name in files
+                     for node in ast.walk(ast.parse((ROOT / name).read_text())) if isinstance(node, ast.FunctionDef)
+                     for d in node.decorator_list if "inline=" in ast.unparse(d).replace("forceinline", "")]
+    assert not numba_inlined, numba_inlined
+    helpers = sum(ast.unparse(d) == "helper" for name in files
+                  for node in ast.walk(ast.parse((ROOT / name).read_text())) if isinstance(node, ast.FunctionDef)
+                  for d in node.decorator_list)
+    assert helpers >= 90, helpers
