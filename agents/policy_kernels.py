@@ -29,7 +29,7 @@ from engine.kernels import (
 )
 from engine.layout import AXIS_STEP, ON_BOARD, PAD_OF_CELL
 
-kernel_cache.register(__name__, "the greedy and rollout policies", 10)
+kernel_cache.register(__name__, "the greedy and rollout policies", 5)
 
 _MAX_VALUE = rules.MAX_VALUE
 _PASS = rules.PASS_ACTION

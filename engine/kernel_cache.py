@@ -46,8 +46,9 @@ STAMP_SUFFIX = ".sources.sha256"  # the fingerprint of a module's sources, besid
 ROOT = Path(__file__).resolve().parents[1]  # the directory holding the packages (a checkout, site-packages)
 NOTICE = "compiling numba kernels"  # every notice line starts so
 
-# module -> (what its kernels are, CPU seconds of a cold compile on one quiet core of a small
-# machine: AMD EPYC, numba 0.68; benchmarks/cold_start.py --kernels, benchmarks/RESULTS.md 2026-12-06)
+# module -> (what its kernels are, CPU seconds of a cold compile on one core of a small machine:
+# AMD EPYC, numba 0.68; benchmarks/cold_start.py --kernels, benchmarks/RESULTS.md: cold-start
+# 2026-12-07 18:15, after the helpers went to LLVM's inlining; training's opponents 2026-12-06)
 REGISTERED: dict[str, tuple[str, int]] = {}
 
 

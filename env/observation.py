@@ -67,7 +67,7 @@ from engine.access import (bag_left, capacity, current_seat, hand_count, hand_si
                            shown_this_turn, shown_value, tile_value, timeout_cells, turn)
 from engine.layout import CELL_OF_PAD, PAD_OF_CELL
 
-kernel_cache.register(__name__, "the observation encoder", 5)
+kernel_cache.register(__name__, "the observation encoder", 3)
 
 # --- planes ----------------------------------------------------------------------------
 BOARD = rules.BOARD_SIZE

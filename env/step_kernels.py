@@ -30,7 +30,7 @@ from engine.kernels import rng_next
 
 from .observation import encode_into, encode_mover_into
 
-kernel_cache.register(__name__, "the environments", 20)
+kernel_cache.register(__name__, "the environments", 3)
 
 
 @kernels.kernel

@@ -43,7 +43,7 @@ from engine.access import (bag_left, current_seat, hand_count, hand_size, hand_v
                            num_players, occupied_cells, score, timeout_cells, turn, values_that_fit)
 from engine.kernels import helper, lowest_bit_index, open_cells, open_cells_with_capacity, without_lowest_bit
 
-kernel_cache.register(__name__, "the agents' features and evaluators", 12)
+kernel_cache.register(__name__, "the agents' features and evaluators", 6)
 
 NUM_FEATURES = 72
 F_SCORE, F_HAND_SIZE, F_BEST, F_HAND = 0, 4, 8, 12

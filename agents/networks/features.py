@@ -24,7 +24,7 @@ from engine import kernel_cache, rules
 
 from agents.policy_kernels import SCRATCH_LEN, expected_exposure_after_placements, exposure_after_placements
 
-kernel_cache.register(__name__, "the agents' features and evaluators", 12)
+kernel_cache.register(__name__, "the agents' features and evaluators", 6)
 
 NUM_FEATURES = rules.NUM_PLACEMENT_ACTIONS
 EXPOSURES = ("worst", "expected", "outlook")

@@ -34,7 +34,7 @@ from numba import njit
 from engine import kernel_cache, rules
 from engine.kernels import kernel
 
-kernel_cache.register(__name__, "the agents' features and evaluators", 12)
+kernel_cache.register(__name__, "the agents' features and evaluators", 6)
 
 HEADER = 8
 BOARD = 7

@@ -22,7 +22,7 @@ from agents.settings import MARGIN
 
 from .core import simulation_rewards
 
-kernel_cache.register(__name__, "the agents' features and evaluators", 12)
+kernel_cache.register(__name__, "the agents' features and evaluators", 6)
 
 
 @kernels.kernel

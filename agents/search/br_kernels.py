@@ -40,7 +40,7 @@ from agents.policy_kernels import (SCRATCH_LEN, expected_exposure_after_placemen
 from .core import ROOT, Parts, expand_greedy, expand_random, run, simulation_rewards, ucb
 from .tree import SCRATCH_COUNTS, SCRATCH_TILES
 
-kernel_cache.register(__name__, "the best response (br, evaluate.py exploit)", 50)
+kernel_cache.register(__name__, "the best response (br, evaluate.py exploit)", 20)
 
 # the kinds of target model
 MODEL_NONE = 0  # not modelled: the target's turns are searched (plain ISMCTS)

@@ -57,7 +57,7 @@ from agents.policy_kernels import rollout, safe_values
 
 from .tree import COUNT, ORDER_LEN, SCRATCH_CHILD_MASK, SCRATCH_COUNTS, SCRATCH_TILES
 
-kernel_cache.register(__name__, "the search agents (ismcts, pimc, cheat)", 20)
+kernel_cache.register(__name__, "the search agents (ismcts, pimc, cheat)", 10)
 
 ACTION, PARENT, FIRST_CHILD, NEXT_SIBLING, VISITS, AVAIL = range(6)
 ROOT = 0
