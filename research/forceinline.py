@@ -43,6 +43,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from engine.kernel_cache import QUIET  # noqa: E402 (set: a process prints no compile notice)
+
 PY = sys.executable
 SWAP = ('@njit(inline="always"', "@njit(forceinline=True")
 
@@ -116,7 +119,7 @@ def compile_cpu(root: Path, spec: str) -> float:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryDirectory() as cache:
         out = subprocess.run([PY, "-c", FIRST_MOVE.format(spec=spec)], cwd=root, capture_output=True, text=True,
-                             timeout=900, env=_env(root, NUMBA_CACHE_DIR=cache, TWENTYFOURSEVEN_COMPILE_WORKER="1"))
+                             timeout=900, env=_env(root, NUMBA_CACHE_DIR=cache, **{QUIET: "1"}))
         if out.returncode:
             raise RuntimeError(out.stderr[-2000:])
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

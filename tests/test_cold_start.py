@@ -72,7 +72,6 @@ def test_the_web_move_row_plays_the_move_the_page_would():
     assert rules.decode_action(action) == (17, 3)
 
 
-
 def _compiled_apart(decorator: ast.expr) -> bool:
     """A decorator that makes a numba kernel compiled on its own once per argument types
     it is called with: `kernel`, or `njit`/`jit` without inline="always" (an inlined one
@@ -122,11 +121,10 @@ def test_the_kernels_helpers_are_inlined_by_llvm_not_by_numba():
     assert place.targetoptions["forceinline"] is True and place.targetoptions["_nrt"] is False  # a helper
     files = ["engine/kernels.py", "engine/access.py", "engine/determinize.py", "agents/policy_kernels.py",
              "agents/networks/evaluator.py"]
-    numba_inlined = [f"{name}:{node.lineno} {node.name}" for name in files
-                     for node in ast.walk(ast.parse((ROOT / name).read_text())) if isinstance(node, ast.FunctionDef)
-                     for d in node.decorator_list if "inline=" in ast.unparse(d).replace("forceinline", "")]
-    assert not numba_inlined, numba_inlined
-    helpers = sum(ast.unparse(d) == "helper" for name in files
+    decorators = [(f"{name}:{node.lineno} {node.name}", ast.unparse(d)) for name in files
                   for node in ast.walk(ast.parse((ROOT / name).read_text())) if isinstance(node, ast.FunctionDef)
-                  for d in node.decorator_list)
+                  for d in node.decorator_list]
+    numba_inlined = [where for where, d in decorators if "inline=" in d.replace("forceinline", "")]
+    assert not numba_inlined, numba_inlined
+    helpers = sum(d == "helper" for _, d in decorators)
     assert helpers >= 90, helpers
