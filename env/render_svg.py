@@ -62,6 +62,7 @@ STONE_RIM = "#55555f"
 LAST = "#d21e1e"
 PAPER = "#ffffff"
 MARK_COLORS = ("#1f5fd1", "#1a9a4a", "#8e2fc0", "#c26a00")
+GHOST = "#ffffffb0"  # the veil of a ghost tile (a mark) on an empty cell
 
 
 # --- shapes ----------------------------------------------------------------------------------
@@ -177,7 +178,7 @@ def _layout(state, viewer=None, caption=True, marks=None, title=None, coords=Tru
     for cell, value, label, color in _normalize_marks(marks):
         r, c = divmod(cell, rules.BOARD_SIZE)
         x, y = x0 + c * CELL, y0 + r * CELL
-        shapes.append(Rect(x + 4, y + 4, CELL - 8, CELL - 8, "#ffffffb0" if not board[r, c] else None,
+        shapes.append(Rect(x + 4, y + 4, CELL - 8, CELL - 8, GHOST if not board[r, c] else None,
                            color, 2.5, 5.0, dash=True))
         if not board[r, c]:
             shapes.append(Text(x + CELL / 2, y + CELL / 2 + 1, str(value), 20, color, "middle", True))
@@ -277,6 +278,28 @@ def _caption(p, shapes, x, y, width) -> float:
                 shapes.append(Text(tx + t / 2, y + t / 2 + 1, str(v), 14, INK, "middle", True))
             y += t
     return y
+
+
+# --- the board for a page that draws it -------------------------------------------------------
+def board_data(state, marks=None) -> dict:
+    """What `board_svg(state, caption=False, marks=marks)` draws, as data: the cells'
+    values (row by row, 0: empty), the Time Out stones' cells, the last action and the
+    marks as [cell, value, label, colour]. The web game sends this, not the picture, and
+    its page draws the same SVG from it with `page_style` (play.js `boardSvg`; a browser
+    test holds the two drawings equal, character for character)."""
+    return {"cells": np.asarray(state.board).ravel().tolist(), "timeouts": sorted(int(c) for c in state.timeout_cells),
+            "last": int(state.last_action), "marks": [list(m) for m in _normalize_marks(marks)]}
+
+
+def page_style() -> dict:
+    """The sizes, colours and board facts a page needs to draw `board_data` as
+    `board_svg` does (with the row and column numbers, no caption, no title)."""
+    return {"cell": CELL, "edge": EDGE, "pad": PAD, "font": FONT, "size": rules.BOARD_SIZE,
+            "max_value": rules.MAX_VALUE, "pass": rules.PASS_ACTION, "double": list(rules.DOUBLE_TIME_CELLS),
+            "colours": {"background": BACKGROUND, "board_edge": BOARD_EDGE, "grid": GRID_LINE,
+                        "double_tint": DOUBLE_TINT, "double_ink": DOUBLE_INK, "tile": TILE, "tile_edge": TILE_EDGE,
+                        "ink": INK, "muted": MUTED, "stone": STONE, "stone_rim": STONE_RIM, "last": LAST,
+                        "paper": PAPER, "ghost": GHOST, "marks": list(MARK_COLORS)}}
 
 
 # --- SVG ---------------------------------------------------------------------------------------

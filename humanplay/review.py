@@ -85,7 +85,8 @@ def build_review(record: dict, seat: int, decisions: list[Decision], top: int = 
     """The review of `seat` in a finished game: the judge (`judge_line`), its `top`
     costliest decisions (costliest first), each with the move played and the judge's, what
     each scored then, the share of a win the move played gave away, and the board before
-    the move (SVG, both moves marked: the judge's in green, the one played in red); with
+    the move (`render_svg.board_data`, both moves marked: the judge's in green, the one
+    played in red; the page draws it); with
     the decisions reviewed and the share of a win given away in all."""
     moves = []
     for d in costliest([d for d in decisions if d.loss > 0], top):
@@ -97,7 +98,7 @@ def build_review(record: dict, seat: int, decisions: list[Decision], top: int = 
                       "move": rules.action_text(d.played), "points": points, "breakdown": why,
                       "better": d.best, "better_move": rules.action_text(d.best), "better_points": better_points,
                       "better_breakdown": better_why, "value": d.loss, "share": win_share(d.loss),
-                      "svg": render_svg.board_svg(_view(state, seat), viewer=seat, caption=False, marks=marks)})
+                      "board": render_svg.board_data(_view(state, seat), marks)})
     error = sum(d.loss for d in decisions)
     state = _state_at(record, 0)
     return {"seat": seat, "decisions": len(decisions), "error": error, "share": win_share(error),

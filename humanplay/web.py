@@ -6,8 +6,9 @@ and a request naming another game of that browser is refused as stale, a game of
 browser as unknown. Every request is checked before anything changes: bad JSON, a wrong
 field, an illegal move or a stale game id gets a 4xx with a one-line reason and leaves
 the game as it was. What the page receives is read from the person's `PlayerView` only:
-the board drawn by `env.render_svg`, the person's hand and legal moves, the public
-scores, hand sizes and moves. The deal (the bag and the hidden hands) reaches the page
+the board (its cells as data, `env.render_svg.board_data`: the page draws it as
+`board_svg` would), the person's hand and legal moves, the public scores, hand sizes and
+moves. The deal (the bag and the hidden hands) reaches the page
 only in the record of a finished game, for replays; after that there is no undo.
 
 The event loop checks requests, applies moves and writes each game to SQLite
@@ -353,7 +354,6 @@ def view_state(view, session: Session, moves: list[dict], replies: list[dict], g
         if action < rules.PASS_ACTION:
             cell, value = rules.decode_action(action)
             cells.setdefault(cell, []).append(value)
-    svg = render_svg.board_svg(view, viewer=view.seat, caption=False, marks=marks)
     over = bool(view.is_over)
     return {
         "game": game_id, "seat": view.seat, "players": view.num_players, "team": view.team,
@@ -363,9 +363,7 @@ def view_state(view, session: Session, moves: list[dict], replies: list[dict], g
         "hand": [v + 1 for v, count in enumerate(view.hand.tolist()) for _ in range(count)],
         "partner_shows": view.partner_shown, "legal": {str(c): v for c, v in cells.items()},
         "can_pass": rules.PASS_ACTION in legal, "shows": [a - rules.SHOW_BASE + 1 for a in legal if a >= rules.SHOW_BASE],
-        "moves": moves, "replies": replies, "svg": svg,
-        "geometry": {"x0": render_svg.PAD + render_svg.EDGE, "y0": render_svg.PAD + render_svg.EDGE,
-                     "cell": render_svg.CELL, "size": rules.BOARD_SIZE},
+        "moves": moves, "replies": replies, "board": render_svg.board_data(view, marks),
         "ranking": session.ranking() if over and step is None else None,
         "step": step, "steps": len(session.actions),
     }
@@ -702,8 +700,10 @@ def make_app(settings: Settings, say=None) -> Starlette:
         hints_warm(request)
         return await games.review(sid, body)
 
+    page_html = _page()
+
     async def page(request: Request) -> Response:
-        return _static("index.html")
+        return Response(page_html, media_type=STATIC_TYPES[".html"], headers={"Cache-Control": "no-store"})
 
     async def ready(request: Request) -> Response:
         """200 once the warm-up is complete (games, hints, reviews), else the warming-up
@@ -730,6 +730,14 @@ def make_app(settings: Settings, say=None) -> Starlette:
               Route("/api/ready", ready), Route("/", page), Route("/index.html", page),
               Route("/static/{name:path}", static), Route("/favicon.ico", favicon)]
     return Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_found})
+
+
+def _page() -> bytes:
+    """The page, with the board's sizes and colours (`render_svg.page_style`) in it: its
+    script draws each board the server describes (`render_svg.board_data`) as
+    `render_svg.board_svg` would."""
+    style = json.dumps(render_svg.page_style()).replace("</", "<\\/")
+    return (STATIC / "index.html").read_text(encoding="utf-8").replace("BOARD_STYLE", style, 1).encode()
 
 
 def _static(name: str) -> Response:

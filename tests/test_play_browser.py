@@ -156,6 +156,52 @@ def test_full_game_against_greedy_by_clicking(server, page, tmp_path):
     assert screenshot.is_file() and moves > SCREENSHOT_MOVE
 
 
+def _boards_to_draw() -> list[tuple[dict, str]]:
+    """(board_data, board_svg) of positions of 2-, 3- and 4-player team games, seen by each
+    seat in turn, with marks of every kind: labelled or not, a colour of their own or the
+    default, on empty, occupied and Double Time cells, a label that needs escaping, a pass."""
+    import numpy as np
+
+    from engine import random_deal, rules
+    from engine.view import PlayerView
+    from env import render_svg
+
+    rng = np.random.default_rng(7)
+    out = []
+    for seed, (n, team) in enumerate([(2, False), (3, False), (4, True)]):
+        state = GameState.from_deal(random_deal(seed), n, team)
+        step = 0
+        while not state.is_over:
+            view = PlayerView(state, step % n)
+            board = view.board.ravel()
+            empty_double = [c for c in rules.DOUBLE_TIME_CELLS if not board[c]]
+            marks = [(int(rng.integers(rules.PASS_ACTION)), f"P{step % n}"), int(rng.integers(rules.PASS_ACTION)),
+                     (rules.PASS_ACTION, "pass")]
+            if empty_double:
+                marks.append((empty_double[step % len(empty_double)] * rules.MAX_VALUE + step % 10, "better", "#1a9a4a"))
+            if board.any():
+                marks.append((int(np.flatnonzero(board)[0]) * rules.MAX_VALUE, "<you & \"me\">", "#d21e1eb0"))
+            marks = marks[:1 + step % len(marks)]
+            out.append((render_svg.board_data(view, marks), render_svg.board_svg(view, caption=False, marks=marks)))
+            state.step(int(rng.choice(state.legal_actions())))
+            step += 1
+    return out
+
+
+def test_the_page_draws_each_board_as_render_svg_does(server, page):
+    """The server sends the board as data (`render_svg.board_data`) and the page draws it
+    (play.js `boardSvg`): the same SVG as `render_svg.board_svg`, character for character."""
+    page.goto(server)
+    page.wait_for_selector("#cells .cell")
+    cases = _boards_to_draw()
+    assert any(board["timeouts"] for board, _ in cases) and any(board["last"] >= 0 for board, _ in cases)
+    assert {len(board["marks"]) for board, _ in cases} == {1, 2, 3, 4}
+    drawn = page.evaluate("boards => boards.map(boardSvg)", [board for board, _ in cases])
+    for k, ((board, svg), mine) in enumerate(zip(cases, drawn)):
+        assert mine == svg, f"board {k} of {len(cases)}: {board}"
+    assert page.evaluate("document.querySelector('#svg').innerHTML.length") > 5000  # the game's own board, drawn
+
+
 def test_illegal_click_changes_nothing(server, page):
     page.goto(server)
     page.wait_for_selector("#cells .cell")

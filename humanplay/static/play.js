@@ -1,7 +1,10 @@
-// The 24/7 page: draws what the server sends (the board SVG, the hand, scores) and sends
+// The 24/7 page: draws what the server sends (the board, the hand, scores) and sends
 // the person's clicks. All rules live on the server; the page only knows which cells and
 // values the server says are legal.
 "use strict";
+
+// The board's sizes and colours (env/render_svg.py `page_style`, put in the page by the server).
+const STYLE = JSON.parse(document.getElementById("board-style").textContent);
 
 let game = null;        // the last state the server sent
 let cell = null;        // the selected board cell, or null
@@ -85,10 +88,89 @@ function variantText(state) {
   return `${state.players} players, teams: ${you} and seat ${partner} against ${seatList(them)}`;
 }
 
+// --- the board, drawn as env/render_svg.py `board_svg(view, caption=False, marks=...)` draws
+// it, character for character (a browser test compares the two), from `render_svg.board_data`.
+const num = (x) => String(Number(x.toPrecision(6)));  // Python's format(x, "g")
+const escapeText = (t) => t.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+  .replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
+
+function paint(attr, colour) {
+  if (colour === null) return ` ${attr}="none"`;
+  if (colour.length === 9) {  // #rrggbbaa
+    return ` ${attr}="${colour.slice(0, 7)}" ${attr}-opacity="${(parseInt(colour.slice(7), 16) / 255).toFixed(3)}"`;
+  }
+  return ` ${attr}="${colour}"`;
+}
+
+function rect(x, y, w, h, fill, stroke = null, width = 1, rx = 0, dash = false) {
+  let extra = rx ? ` rx="${num(rx)}"` : "";
+  if (stroke) extra += ` stroke-width="${num(width)}"` + (dash ? ' stroke-dasharray="5 3"' : "");
+  return `<rect x="${num(x)}" y="${num(y)}" width="${num(w)}" height="${num(h)}"${paint("fill", fill)}${paint("stroke", stroke)}${extra}/>`;
+}
+
+function circle(cx, cy, r, fill, stroke, width) {
+  return `<circle cx="${num(cx)}" cy="${num(cy)}" r="${num(r)}"${paint("fill", fill)}${paint("stroke", stroke)} stroke-width="${num(width)}"/>`;
+}
+
+function text(x, y, t, size, colour, anchor = "middle", bold = false) {
+  return `<text x="${num(x)}" y="${num(y)}" font-size="${num(size)}" fill="${colour}" text-anchor="${anchor}"`
+    + ` dominant-baseline="central"${bold ? ' font-weight="bold"' : ""}>${escapeText(t)}</text>`;
+}
+
+function boardSvg(board) {
+  const S = STYLE, C = S.colours, cellPx = S.cell, n = S.size, size = n * cellPx;
+  const x0 = S.pad + S.edge, y0 = S.pad + S.edge;
+  const width = x0 + size + S.pad + Math.floor(S.edge / 2), height = y0 + size + 10 + S.pad;
+  const double = new Set(S.double);
+  const at = (c) => [x0 + (c % n) * cellPx, y0 + Math.floor(c / n) * cellPx];
+  const lastCell = board.last >= 0 && board.last < S.pass ? Math.floor(board.last / S.max_value) : -1;
+  const marked = new Set(board.marks.map((m) => m[0]));
+  const stones = new Set(board.timeouts);
+  const shapes = [rect(x0 - 4, y0 - 4, size + 8, size + 8, C.background, C.board_edge, 2, 6)];
+  board.cells.forEach((v, c) => {
+    const [x, y] = at(c), cx = x + cellPx / 2, cy = y + cellPx / 2;
+    if (double.has(c)) shapes.push(rect(x, y, cellPx, cellPx, C.double_tint));
+    if (v) {
+      shapes.push(rect(x + 5, y + 5, cellPx - 10, cellPx - 10, C.tile, C.tile_edge, 1.5, 5));
+      shapes.push(text(cx, cy + 1, String(v), 22, c === lastCell ? C.last : C.ink, "middle", true));
+      if (double.has(c)) shapes.push(text(x + cellPx - 9, y + 12, "2×", 8.5, C.double_ink, "end", true));
+    } else if (double.has(c) && marked.has(c)) {
+      // a ghost tile goes here; its "2x" goes in the corner, drawn with the mark
+    } else if (stones.has(c)) {
+      shapes.push(circle(cx, cy, cellPx * 0.34, C.stone, C.stone_rim, 2));
+    } else if (double.has(c)) {
+      shapes.push(text(cx, cy, "2×", 13, C.double_ink, "middle", true));
+    }
+  });
+  for (let k = 0; k <= n; k++) {
+    shapes.push(rect(x0 + k * cellPx - 0.5, y0, 1, size, C.grid), rect(x0, y0 + k * cellPx - 0.5, size, 1, C.grid));
+  }
+  if (lastCell >= 0) {
+    const [x, y] = at(lastCell);
+    shapes.push(rect(x + 1.5, y + 1.5, cellPx - 3, cellPx - 3, null, C.last, 3, 4));
+  }
+  for (const [c, v, label, colour] of board.marks) {
+    const [x, y] = at(c), empty = !board.cells[c];
+    shapes.push(rect(x + 4, y + 4, cellPx - 8, cellPx - 8, empty ? C.ghost : null, colour, 2.5, 5, true));
+    if (empty) {
+      shapes.push(text(x + cellPx / 2, y + cellPx / 2 + 1, String(v), 20, colour, "middle", true));
+      if (double.has(c)) shapes.push(text(x + cellPx - 9, y + 12, "2×", 8.5, C.double_ink, "end", true));
+    }
+    if (label) shapes.push(text(x + 8, y + cellPx - 11, label, 9.5, colour, "start", true));
+  }
+  for (let k = 0; k < n; k++) {
+    shapes.push(text(x0 + k * cellPx + cellPx / 2, y0 - S.edge / 2 - 3, String(k), 10, C.muted),
+                text(x0 - S.edge / 2 - 3, y0 + k * cellPx + cellPx / 2, String(k), 10, C.muted));
+  }
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${num(width)}" height="${num(height)}" `
+    + `viewBox="0 0 ${num(width)} ${num(height)}" font-family="${S.font}">\n`
+    + `<rect x="0" y="0" width="${num(width)}" height="${num(height)}" fill="${C.paper}"/>\n${shapes.join("\n")}\n</svg>`;
+}
+
 function legalValues(c) { return (game && game.legal[String(c)]) || []; }
 
 function draw(state) {
-  $("svg").innerHTML = state.svg;
+  $("svg").innerHTML = boardSvg(state.board);
   drawCells(state);
   drawHand(state);
   drawScores(state);
@@ -112,7 +194,7 @@ function draw(state) {
 }
 
 function drawCells(state) {
-  const g = state.geometry;
+  const g = { x0: STYLE.pad + STYLE.edge, y0: STYLE.pad + STYLE.edge, cell: STYLE.cell, size: STYLE.size };
   const layer = $("cells");
   layer.innerHTML = "";
   for (let c = 0; c < g.size * g.size; c++) {
@@ -333,7 +415,7 @@ function showReview(r) {
     item.appendChild(line(`the judge plays ${m.better_move} (${scored(m.better_points, m.better_breakdown)}); `
       + `yours gave away about ${pct(m.share)} of a win`, "better"));
     const board = document.createElement("div");
-    board.innerHTML = m.svg;  // the server's drawing of the board before the move, both moves marked
+    board.innerHTML = boardSvg(m.board);  // the board before the move, both moves marked
     item.appendChild(board);
     box.appendChild(item);
   });
