@@ -715,6 +715,8 @@ def make_app(settings: Settings, say=None) -> Starlette:
         return JSONResponse(payload, status_code=status, headers=headers)
 
     async def static(request: Request) -> Response:
+        if request.path_params["name"] == "index.html":  # the page, with its board style filled in
+            return await page(request)
         return _static(request.path_params["name"])
 
     async def favicon(request: Request) -> Response:  # the page links it; a JSON answer's tab asks here

@@ -220,6 +220,12 @@ def test_static_files_and_default_host(server):
     assert status == 200 and b"play.js" in page and headers["Content-Type"].startswith("text/html")
     assert c.raw("GET", "/static/play.js")[0] == 200
     assert b'<link rel="icon" href="/static/favicon.svg"' in page
+    from env import render_svg
+
+    for path in ("/", "/index.html", "/static/index.html"):  # the page, with the board's sizes and colours in it
+        page = c.raw("GET", path)[1].decode()
+        style = page.split('<script id="board-style" type="application/json">', 1)[1].split("</script>", 1)[0]
+        assert json.loads(style) == render_svg.page_style()
     for path in ("/static/favicon.svg", "/favicon.ico"):  # the page's icon; a JSON answer's tab asks for the other
         status, icon, headers = c.raw("GET", path)
         assert status == 200 and icon.startswith(b"<svg") and headers["Content-Type"] == "image/svg+xml"
