@@ -64,9 +64,21 @@ class Agent(ABC):
         (defaults filled in) after each passed its rule; raise ValueError. Constructors
         call it too, so the rule is written once."""
 
+    _rng: np.random.Generator | None = None  # drawn from the OS on first use unless seeded
+
     def __init__(self) -> None:
-        self.rng = np.random.default_rng()
         self.spec = self.name
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The agent's own random stream (`seed` sets it; unseeded, from the OS's entropy)."""
+        if self._rng is None:
+            self._rng = np.random.default_rng()
+        return self._rng
+
+    @rng.setter
+    def rng(self, value: np.random.Generator) -> None:
+        self._rng = value
 
     def seed(self, seed: int | None) -> None:
         """Reseed the agent's own random stream (same seed, same play)."""
