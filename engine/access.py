@@ -28,7 +28,7 @@ from .layout import (
     RUN_BEFORE, SCORE, SHOWN, SHOWN_THIS_TURN, SUM_MASK, TEAM, TIMEOUT, TURN, VAL,
 )
 
-kernel_cache.register(__name__, "the engine", 3)
+kernel_cache.register(__name__, *kernel_cache.ENGINE)
 
 _NUM_TILES = rules.NUM_TILES
 _MAX_VALUE = rules.MAX_VALUE

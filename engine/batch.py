@@ -17,7 +17,7 @@ from . import kernel_cache, kernels, layout, rules, validate
 from .deal import normalize_seed, seed_array
 from .kernels import rng_next
 
-kernel_cache.register(__name__, "the engine", 3)
+kernel_cache.register(__name__, *kernel_cache.ENGINE)
 
 
 @njit(inline="always", cache=True)

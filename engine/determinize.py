@@ -49,7 +49,7 @@ from .kernels import add_to_hand, can_place_now, copy_state, helper, ix, kernel,
 from .layout import (BAG_POS, DEAL, HAND, HAND_MASK, HAND_SIZE, NUM_PLAYERS, OVER, PAD_OF_CELL,
                      PASS_CAP, PASS_HELD, SHOWN, TEAM, VAL)
 
-kernel_cache.register(__name__, "the engine", 3)
+kernel_cache.register(__name__, *kernel_cache.ENGINE)
 
 _NUM_TILES = rules.NUM_TILES
 SCRATCH_LEN = 64  # int64 scratch a caller passes in, so the kernel allocates nothing

@@ -50,11 +50,12 @@ NOTICE = "compiling numba kernels"  # every notice line starts so
 # AMD EPYC, numba 0.68; benchmarks/cold_start.py --kernels, benchmarks/RESULTS.md: cold-start
 # 2026-12-07 18:15, after the helpers went to LLVM's inlining; training's opponents 2026-12-06)
 REGISTERED: dict[str, tuple[str, int]] = {}
+ENGINE = ("the engine", 3)  # the group of every kernel module of engine/ (other groups: where they live)
 
 
 def register(module: str, what: str, seconds: int) -> None:
     """Called by a module that compiles kernels with ``cache=True``, as
-    ``kernel_cache.register(__name__, "the engine", 5)``, after its imports and before its
+    ``kernel_cache.register(__name__, "the search agents", 10)``, after its imports and before its
     first kernel: drops its cached kernels if its sources changed (`drop_stale` over
     `sources`), and names its group for the compile notice (`notice`)."""
     REGISTERED[module] = (what, seconds)

@@ -28,7 +28,7 @@ from .layout import (
 
 # Before any kernel below loads from numba's cache: drop this file's cached kernels if it or
 # what it imports changed, and say so when this process compiles (every kernel module does).
-kernel_cache.register(__name__, "the engine", 3)
+kernel_cache.register(__name__, *kernel_cache.ENGINE)
 
 _LINE_CAP = rules.LINE_CAP
 _NUM_TILES = rules.NUM_TILES
