@@ -202,19 +202,6 @@ def test_ctrl_c_during_the_warm_up_stops_cleanly(tmp_path):
 
 
 # --- malformed HTTP -----------------------------------------------------------------------------------
-def _raw(port: int, data: bytes) -> bytes:
-    """The head of the server's answer to `data` sent as is."""
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
-        try:
-            s.sendall(data)
-        except (BrokenPipeError, ConnectionResetError):  # refused before it was all sent: read the answer
-            pass
-        out = b""
-        while b"\r\n\r\n" not in out and (chunk := s.recv(65536)):
-            out += chunk
-    return out
-
-
 def _one_answer(s: socket.socket) -> bytes:
     """One whole answer on a kept-alive connection: its head, then Content-Length bytes of body
     (a second `recv` for "the rest" would wait for the server's idle timeout when the first one
@@ -228,6 +215,16 @@ def _one_answer(s: socket.socket) -> bytes:
     while len(body) < length and (chunk := s.recv(65536)):
         body += chunk
     return head + b"\r\n\r\n" + body
+
+
+def _raw(port: int, data: bytes) -> bytes:
+    """The server's answer to `data` sent as is."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        try:
+            s.sendall(data)
+        except (BrokenPipeError, ConnectionResetError):  # refused before it was all sent: read the answer
+            pass
+        return _one_answer(s)
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@
 
 // The board's sizes and colours (env/render_svg.py `page_style`, put in the page by the server).
 const STYLE = JSON.parse(document.getElementById("board-style").textContent);
+const BOARD_X0 = STYLE.pad + STYLE.edge, BOARD_Y0 = STYLE.pad + STYLE.edge;  // the top left of cell (0,0), in pixels
 
 let game = null;        // the last state the server sent
 let cell = null;        // the selected board cell, or null
@@ -119,7 +120,7 @@ function text(x, y, t, size, colour, anchor = "middle", bold = false) {
 
 function boardSvg(board) {
   const S = STYLE, C = S.colours, cellPx = S.cell, n = S.size, size = n * cellPx;
-  const x0 = S.pad + S.edge, y0 = S.pad + S.edge;
+  const x0 = BOARD_X0, y0 = BOARD_Y0;
   const width = x0 + size + S.pad + Math.floor(S.edge / 2), height = y0 + size + 10 + S.pad;
   const double = new Set(S.double);
   const at = (c) => [x0 + (c % n) * cellPx, y0 + Math.floor(c / n) * cellPx];
@@ -194,7 +195,7 @@ function draw(state) {
 }
 
 function drawCells(state) {
-  const g = { x0: STYLE.pad + STYLE.edge, y0: STYLE.pad + STYLE.edge, cell: STYLE.cell, size: STYLE.size };
+  const g = { x0: BOARD_X0, y0: BOARD_Y0, cell: STYLE.cell, size: STYLE.size };
   const layer = $("cells");
   layer.innerHTML = "";
   for (let c = 0; c < g.size * g.size; c++) {
